@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Thin launcher: the compiled CLI lives in dist/ (built by `npm install` through the prepare script).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write(
+    'sqlrecall is not built yet: run `npm install` (or `npm run build`) in the project folder.\n',
+  );
+  process.exit(2);
+}
+await import(entry.href);

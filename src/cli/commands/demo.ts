@@ -1,0 +1,99 @@
+/**
+ * `sqlrecall demo`: the newcomer's first run. Checks the model server (exit 5 with install steps when
+ * none answers), offers to pull a missing model, creates the embedded demo shop on first run, then
+ * opens `chat` on it.
+ */
+import { createInterface } from 'node:readline/promises';
+import pc from 'picocolors';
+import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import { createDemoDatabase } from '../../demo/load.js';
+import { ollamaInstallHint } from '../../runtime/doctor.js';
+import { demoDatabaseDir, Runtime } from '../../runtime/runtime.js';
+import type { CliIO } from '../io.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import { formatBytes, progressBar } from '../progress.js';
+import { runChat } from './chat.js';
+
+/** Asks a yes/no question on the terminal; Enter means yes. */
+async function confirm(io: CliIO, question: string): Promise<boolean> {
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: io.interactive });
+  try {
+    const answer = (await rl.question(`${question} [Y/n] `)).trim().toLowerCase();
+    return answer === '' || answer === 'y' || answer === 'yes';
+  } finally {
+    rl.close();
+  }
+}
+
+/** Makes sure the chat model is on the Ollama server, pulling it with a progress bar if allowed. */
+async function ensureModel(io: CliIO, runtime: Runtime, model: string, yes: boolean): Promise<void> {
+  const admin = runtime.admin();
+  if (await admin.hasModel(model)) return;
+  const allowed =
+    yes || (io.interactive && (await confirm(io, `The model ${model} is not pulled yet. Pull it now?`)));
+  if (!allowed) {
+    throw new SqlrecallError('model_missing', `The model ${model} is not pulled on the Ollama server.`, {
+      details: { hint: `Run \`ollama pull ${model}\`, or rerun \`sqlrecall demo --yes\` to pull it now.` },
+    });
+  }
+  const bar = progressBar(io, `pulling ${model}`, (d, t) => `${formatBytes(d)} / ${formatBytes(t)}`);
+  await admin.pull(model, (p) => {
+    if (p.total && p.completed !== undefined) bar.update(p.completed, p.total);
+  });
+  bar.done(`pulled ${model}`);
+}
+
+/** Runs `demo`. */
+export async function runDemo(
+  io: CliIO,
+  opts: GlobalOptions & { yes?: boolean; chat?: boolean },
+): Promise<number> {
+  let runtime: Runtime | undefined;
+  try {
+    const base = configFrom(io, opts);
+    const dir = demoDatabaseDir(base);
+    const dbUrl = `pglite:${dir}`;
+    runtime = new Runtime({ ...base, databaseUrl: dbUrl });
+    try {
+      await runtime.admin().version();
+    } catch (error) {
+      const err = toSqlrecallError(error);
+      throw new SqlrecallError(
+        'model_unreachable',
+        `No model server answers at ${base.ollamaHost}: sqlrecall needs Ollama.`,
+        {
+          cause: error,
+          details: { hint: ollamaInstallHint(base.ollamaHost, base.model), reason: err.message },
+        },
+      );
+    }
+    await ensureModel(io, runtime, base.model, Boolean(opts.yes));
+
+    const bar = progressBar(io, 'creating the demo shop');
+    const started = Date.now();
+    const made = await createDemoDatabase(dir, { onProgress: (done, total) => bar.update(done, total) });
+    if (made.created) {
+      const counts = Object.entries(made.counts)
+        .map(([t, n]) => `${n} ${t}`)
+        .join(', ');
+      bar.done(`demo shop ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${counts} (${dir})`);
+    } else {
+      bar.done();
+    }
+    await runtime.close();
+    runtime = undefined;
+    if (opts.chat === false) {
+      io.stdout.write(`Demo database: ${dbUrl}\n`);
+      return 0;
+    }
+    return await runChat(
+      io,
+      { ...opts, db: dbUrl },
+      `${pc.dim('Try: "how many customers are from India?" or "top 5 products by revenue in 2025"')}\n`,
+    );
+  } catch (error) {
+    return reportError(io, Boolean(opts.json), error);
+  } finally {
+    await runtime?.close();
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `sqlrecall doctor`: checks the model server, the models and the database, and prints the exact
+ * command that fixes each problem. Exit code: 0 when nothing failed, else the first failure's code.
+ */
+import pc from 'picocolors';
+import { ERROR_TABLE, toSqlrecallError } from '../../core/errors.js';
+import { type Check, checkDatabase, checkModels } from '../../runtime/doctor.js';
+import { Runtime } from '../../runtime/runtime.js';
+import type { CliIO } from '../io.js';
+import { printJson } from '../output.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
+
+/** Runs `doctor`. */
+export async function runDoctor(io: CliIO, opts: GlobalOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  let runtime: Runtime | undefined;
+  try {
+    const config = configFrom(io, opts);
+    runtime = new Runtime(config);
+    const checks: Check[] = [...(await checkModels(runtime)), await checkDatabase(runtime)];
+    const failed = checks.find((c) => c.level === 'fail');
+    const code = failed ? ERROR_TABLE[failed.code ?? 'internal'].exitCode : 0;
+    if (json) {
+      printJson(io, { ok: !failed, checks });
+    } else {
+      for (const check of checks) {
+        const mark =
+          check.level === 'ok'
+            ? pc.green('ok  ')
+            : check.level === 'warn'
+              ? pc.yellow('warn')
+              : pc.red('FAIL');
+        io.stdout.write(`${mark} ${check.message}\n`);
+        if (check.fix && check.level !== 'ok') io.stdout.write(`     fix: ${check.fix}\n`);
+      }
+    }
+    return code;
+  } catch (error) {
+    return reportError(io, json, toSqlrecallError(error));
+  } finally {
+    await runtime?.close();
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * `sqlrecall schema [--json]`: the catalog, as the model sees it (or every detail as JSON).
+ */
+import pc from 'picocolors';
+import { toSqlrecallError } from '../../core/errors.js';
+import { Runtime } from '../../runtime/runtime.js';
+import { renderSchema } from '../../sql/render.js';
+import type { CliIO } from '../io.js';
+import { errorJson, printError, printJson } from '../output.js';
+import { configFrom, type GlobalOptions } from '../program.js';
+
+/** Runs `schema`. */
+export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  let runtime: Runtime | undefined;
+  try {
+    const config = configFrom(io, opts);
+    runtime = new Runtime(config);
+    const db = await runtime.database();
+    const schema = await db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
+    if (json) {
+      printJson(io, schema);
+    } else {
+      io.stdout.write(`${renderSchema(schema)}\n`);
+      io.stderr.write(
+        pc.dim(
+          `${schema.tables.length} relations in ${schema.schemas.join(', ') || 'no schema'} (${db.displayName})\n`,
+        ),
+      );
+    }
+    return 0;
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    printError(io, err);
+    if (json) printJson(io, { error: errorJson(err) });
+    return err.exitCode;
+  } finally {
+    await runtime?.close();
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The `sqlrecall` command line (DESIGN.md "CLI contract"): builds the commander program and runs it
+ * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { type Config, loadConfig } from '../config/config.js';
+import { isSqlrecallError, SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { runAsk } from './commands/ask.js';
+import { runChat } from './commands/chat.js';
+import { runDemo } from './commands/demo.js';
+import { runDoctor } from './commands/doctor.js';
+import { runSchema } from './commands/schema.js';
+import { runSql } from './commands/sql.js';
+import type { CliIO } from './io.js';
+import { errorJson, printError, printJson } from './output.js';
+
+/** Options shared by every command (flags win over environment and `.env`). */
+export interface GlobalOptions {
+  db?: string;
+  user?: string;
+  json?: boolean;
+  model?: string;
+  embedModel?: string;
+  ollamaHost?: string;
+  home?: string;
+  maxRows?: string;
+  timeoutMs?: string;
+  schemas?: string;
+  numCtx?: string;
+  maxRepairs?: string;
+  logLevel?: string;
+}
+
+/** Reads the configuration with the command line's flags applied. */
+export function configFrom(io: CliIO, opts: GlobalOptions): Config {
+  return loadConfig({
+    env: io.env,
+    cwd: io.cwd,
+    flags: {
+      databaseUrl: opts.db,
+      user: opts.user,
+      model: opts.model,
+      embedModel: opts.embedModel,
+      ollamaHost: opts.ollamaHost,
+      home: opts.home,
+      maxRows: opts.maxRows,
+      statementTimeoutMs: opts.timeoutMs,
+      schemas: opts.schemas,
+      numCtx: opts.numCtx,
+      maxRepairs: opts.maxRepairs,
+      logLevel: opts.logLevel,
+    },
+  });
+}
+
+const EXAMPLES = `
+Examples:
+  $ sqlrecall demo                                   # embedded demo shop + chat, no server needed
+  $ sqlrecall ask "top 5 customers by revenue" --db postgres://me@localhost/shop
+  $ sqlrecall ask "orders per month in 2025" --json  # one JSON document on stdout
+  $ sqlrecall sql "SELECT count(*) FROM orders"      # same guard and read-only execution, no model
+  $ sqlrecall schema                                 # the catalog as the model sees it
+  $ sqlrecall doctor                                 # checks Ollama, models and the database
+
+Configuration (flags win over environment, environment over .env):
+  DATABASE_URL            postgres://user:pass@host:5432/db or pglite:DIR
+  OLLAMA_HOST             default http://127.0.0.1:11434
+  SQLRECALL_MODEL         chat model, default qwen2.5-coder:7b
+  SQLRECALL_EMBED_MODEL   embedding model, default all-minilm
+  SQLRECALL_USER          whose memories apply, default the OS user
+  SQLRECALL_HOME          data folder, default ~/.sqlrecall
+  SQLRECALL_MAX_ROWS      row cap, default 1000
+  SQLRECALL_STATEMENT_TIMEOUT_MS  default 30000
+
+Exit codes: 0 ok, 1 unexpected, 2 usage or configuration, 3 refused by the SQL guard,
+            4 database error, 5 model server unavailable or unusable output.`;
+
+/** Builds the program; actions report their exit code through `setExit`. */
+function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+  const program = new Command('sqlrecall')
+    .description('Ask your own PostgreSQL database questions in plain language, fully locally.')
+    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .option('--db <url>', 'database URL (postgres://… or pglite:DIR) [DATABASE_URL]')
+    .option('--user <id>', 'user whose memories apply [SQLRECALL_USER]')
+    .option('--json', 'print one JSON document on stdout')
+    .option('--model <name>', 'Ollama chat model [SQLRECALL_MODEL]')
+    .option('--embed-model <name>', 'Ollama embedding model [SQLRECALL_EMBED_MODEL]')
+    .option('--ollama-host <url>', 'Ollama server [OLLAMA_HOST]')
+    .option('--home <dir>', 'data folder [SQLRECALL_HOME]')
+    .option('--max-rows <n>', 'row cap per query [SQLRECALL_MAX_ROWS]')
+    .option('--timeout-ms <ms>', 'statement timeout [SQLRECALL_STATEMENT_TIMEOUT_MS]')
+    .option('--schemas <list>', 'schemas to read, comma-separated [SQLRECALL_SCHEMAS]')
+    .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
+    .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
+    .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())
+    .addHelpText('after', EXAMPLES)
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+
+  const run = (fn: (opts: GlobalOptions & Record<string, unknown>) => Promise<number>) =>
+    async function (this: Command) {
+      setExit(await fn(this.optsWithGlobals()));
+    };
+
+  program
+    .command('ask')
+    .description('answer one question: prints the SQL, the result table and a short answer')
+    .argument('<question...>', 'the question, in plain language')
+    .option('--no-answer', 'skip the written answer (SQL and rows only)')
+    .action(async function (this: Command, words: string[]) {
+      setExit(await runAsk(io, this.optsWithGlobals(), words.join(' ')));
+    });
+
+  program
+    .command('chat')
+    .description('interactive questions (type exit or /bye to leave)')
+    .action(run((opts) => runChat(io, opts)));
+
+  program
+    .command('sql')
+    .description('run one statement through the same read-only guard and execution (no model)')
+    .argument('<sql...>', 'the statement; use - to read it from stdin')
+    .action(async function (this: Command, words: string[]) {
+      setExit(await runSql(io, this.optsWithGlobals(), words.join(' ')));
+    });
+
+  program
+    .command('schema')
+    .description('show the catalog as the model sees it (--json for every detail)')
+    .action(run((opts) => runSchema(io, opts)));
+
+  program
+    .command('doctor')
+    .description('check the model server, the models and the database, with the fix for each problem')
+    .action(run((opts) => runDoctor(io, opts)));
+
+  program
+    .command('demo')
+    .description('create the embedded demo shop database (first run) and open chat on it')
+    .option('-y, --yes', 'pull missing models without asking')
+    .option('--no-chat', 'only prepare the demo database and models')
+    .action(run((opts) => runDemo(io, opts)));
+
+  return program;
+}
+
+/**
+ * Runs the CLI with `argv` (without the node and script entries) and returns the exit code.
+ * Never throws: every failure becomes a message on stderr (or a JSON error document with --json).
+ */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.exitCode === 0
+      )
+        return 0;
+      if (error.code === 'commander.help') return 0;
+      return 2;
+    }
+    return reportError(io, Boolean(program.opts().json), error);
+  }
+}
+
+/** Prints an error the user can act on and returns its exit code. */
+export function reportError(
+  io: CliIO,
+  json: boolean,
+  error: unknown,
+  extra: Record<string, unknown> = {},
+): number {
+  const err = toSqlrecallError(error);
+  if (!isSqlrecallError(error) && io.env.SQLRECALL_DEBUG)
+    io.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+  printError(io, err);
+  if (json) printJson(io, { ...extra, error: errorJson(err) });
+  return err.exitCode;
+}
+
+export { SqlrecallError };

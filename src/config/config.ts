@@ -1,0 +1,226 @@
+/**
+ * All settings of sqlrecall, validated with zod. This module is the only reader of `process.env`
+ * and `.env`. Precedence: command-line flags > environment > `.env` in the working directory >
+ * defaults (DESIGN.md "Configuration").
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+import { SqlrecallError } from '../core/errors.js';
+import { maskUrl } from '../core/redact.js';
+
+/** Validated configuration. */
+export interface Config {
+  /** The database to question: `postgres://…`, `postgresql://…` or `pglite:DIR`. Undefined until set. */
+  databaseUrl: string | undefined;
+  /** Memory store; undefined → embedded PGlite under `home`. */
+  memoryDatabaseUrl: string | undefined;
+  /** Ollama base URL. Default `http://127.0.0.1:11434`. */
+  ollamaHost: string;
+  /** Chat model. Default `qwen2.5-coder:7b`. */
+  model: string;
+  /** Embedding model. Default `all-minilm` (384 dimensions). */
+  embedModel: string;
+  /** The user whose memories apply. Default: the OS user name. */
+  user: string;
+  /** Data folder (demo database, embedded memory store). Default `~/.sqlrecall`. */
+  home: string;
+  /** Row cap per statement. Default 1000. */
+  maxRows: number;
+  /** Statement timeout in milliseconds. Default 30000 (30 s). */
+  statementTimeoutMs: number;
+  /** Schemas to introspect; empty → every non-system schema. */
+  schemas: string[];
+  /** Fixed model context (`num_ctx`); undefined → sized to each prompt. */
+  numCtx: number | undefined;
+  /** Most repair attempts after a database error. Default 2. */
+  maxRepairs: number;
+  /** Log level for stderr logs. Default `warn`. */
+  logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+}
+
+/** One setting: its environment variable, its flag, and its validator. */
+interface Setting {
+  env: string;
+  flag: string;
+  schema: z.ZodType;
+  describe: string;
+}
+
+const int = (min: number, max: number) =>
+  z.coerce
+    .number({ error: `expected a whole number between ${min} and ${max}` })
+    .int({ error: `expected a whole number between ${min} and ${max}` })
+    .min(min, { error: `expected a whole number between ${min} and ${max}` })
+    .max(max, { error: `expected a whole number between ${min} and ${max}` });
+
+const dbUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^(postgres|postgresql):\/\/|^pglite:/i.test(v), {
+    error: 'expected a URL starting with postgres://, postgresql:// or pglite:',
+  })
+  .refine((v) => !/^postgres(ql)?:/i.test(v) || URL.canParse(v), { error: 'expected a valid URL' });
+
+const httpUrl = z
+  .string()
+  .trim()
+  .transform((v) => (/^https?:\/\//i.test(v) ? v : `http://${v}`))
+  .refine((v) => URL.canParse(v), { error: 'expected an http:// or https:// URL' })
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const name = z.string().trim().min(1, { error: 'must not be empty' });
+
+/** The settings table: environment variable, flag and validation for each key of {@link Config}. */
+export const SETTINGS: Record<keyof Config, Setting> = {
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    flag: '--db',
+    schema: dbUrl.optional(),
+    describe: 'database to question',
+  },
+  memoryDatabaseUrl: {
+    env: 'MEMORY_DATABASE_URL',
+    flag: '--memory-db',
+    schema: dbUrl.optional(),
+    describe: 'memory store (empty: embedded)',
+  },
+  ollamaHost: { env: 'OLLAMA_HOST', flag: '--ollama-host', schema: httpUrl, describe: 'Ollama server' },
+  model: { env: 'SQLRECALL_MODEL', flag: '--model', schema: name, describe: 'chat model' },
+  embedModel: {
+    env: 'SQLRECALL_EMBED_MODEL',
+    flag: '--embed-model',
+    schema: name,
+    describe: 'embedding model',
+  },
+  user: {
+    env: 'SQLRECALL_USER',
+    flag: '--user',
+    schema: z.string().min(1, { error: 'must not be empty' }),
+    describe: 'user id',
+  },
+  home: { env: 'SQLRECALL_HOME', flag: '--home', schema: name, describe: 'data folder' },
+  maxRows: { env: 'SQLRECALL_MAX_ROWS', flag: '--max-rows', schema: int(1, 1_000_000), describe: 'row cap' },
+  statementTimeoutMs: {
+    env: 'SQLRECALL_STATEMENT_TIMEOUT_MS',
+    flag: '--timeout-ms',
+    schema: int(100, 86_400_000),
+    describe: 'statement timeout (ms)',
+  },
+  schemas: {
+    env: 'SQLRECALL_SCHEMAS',
+    flag: '--schemas',
+    schema: z.string().transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+    describe: 'schemas to read (comma-separated)',
+  },
+  numCtx: {
+    env: 'SQLRECALL_NUM_CTX',
+    flag: '--num-ctx',
+    schema: int(512, 1_048_576).optional(),
+    describe: 'model context',
+  },
+  maxRepairs: {
+    env: 'SQLRECALL_MAX_REPAIRS',
+    flag: '--max-repairs',
+    schema: int(0, 10),
+    describe: 'repair attempts',
+  },
+  logLevel: {
+    env: 'SQLRECALL_LOG_LEVEL',
+    flag: '--log-level',
+    schema: z.enum(['silent', 'error', 'warn', 'info', 'debug']),
+    describe: 'log level',
+  },
+};
+
+function defaults(): Record<keyof Config, unknown> {
+  let user = 'local';
+  try {
+    user = userInfo().username || user;
+  } catch {
+    // Some containers have no passwd entry for the uid; keep the fallback.
+  }
+  return {
+    databaseUrl: undefined,
+    memoryDatabaseUrl: undefined,
+    ollamaHost: 'http://127.0.0.1:11434',
+    model: 'qwen2.5-coder:7b',
+    embedModel: 'all-minilm',
+    user,
+    home: join(homedir(), '.sqlrecall'),
+    maxRows: 1000,
+    statementTimeoutMs: 30_000,
+    schemas: '',
+    numCtx: undefined,
+    maxRepairs: 2,
+    logLevel: 'warn',
+  };
+}
+
+/** Inputs to {@link loadConfig}. */
+export interface ConfigSources {
+  /** Values given as flags, keyed like {@link Config}; undefined entries are ignored. */
+  flags?: Partial<Record<keyof Config, string | number | undefined>>;
+  /** Environment; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Folder whose `.env` is read; default `process.cwd()`. */
+  cwd?: string;
+}
+
+/**
+ * Reads and validates the configuration.
+ * @throws SqlrecallError `config` with one sentence naming the setting (flag or variable) and the
+ *   problem; URL values in the message are masked.
+ */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? process.env;
+  const dotenv = readDotEnv(resolve(sources.cwd ?? process.cwd(), '.env'));
+  const base = defaults();
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(SETTINGS) as (keyof Config)[]) {
+    const setting = SETTINGS[key];
+    const flagValue = sources.flags?.[key];
+    let raw: unknown;
+    let origin: string;
+    if (flagValue !== undefined) {
+      raw = String(flagValue);
+      origin = `${setting.flag}`;
+    } else if (env[setting.env] !== undefined && env[setting.env] !== '') {
+      raw = env[setting.env];
+      origin = setting.env;
+    } else if (dotenv[setting.env] !== undefined && dotenv[setting.env] !== '') {
+      raw = dotenv[setting.env];
+      origin = `${setting.env} (from .env)`;
+    } else {
+      raw = base[key];
+      origin = `${setting.env} (default)`;
+    }
+    const parsed = setting.schema.safeParse(raw);
+    if (!parsed.success) {
+      const why = parsed.error.issues[0]?.message ?? 'invalid value';
+      const shown = typeof raw === 'string' ? ` (got "${maskUrl(raw).slice(0, 120)}")` : '';
+      throw new SqlrecallError('config', `Setting ${origin} is invalid: ${why}${shown}.`, {
+        details: { setting: setting.env },
+      });
+    }
+    out[key] = parsed.data;
+  }
+  out.home = resolve(String(out.home).replace(/^~(?=$|\/)/, homedir()));
+  return out as unknown as Config;
+}
+
+function readDotEnv(path: string): Record<string, string> {
+  if (!existsSync(path)) return {};
+  try {
+    return parseEnv(readFileSync(path, 'utf8')) as Record<string, string>;
+  } catch (cause) {
+    throw new SqlrecallError('config', `The file ${path} could not be read as KEY=value lines.`, { cause });
+  }
+}

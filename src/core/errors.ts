@@ -1,0 +1,96 @@
+/**
+ * The one error family of sqlrecall. Every error that can reach a user is a {@link SqlrecallError}
+ * with a string-literal {@link ErrorCode}; the CLI exit code and the HTTP status come from
+ * {@link ERROR_TABLE}, never from ad-hoc numbers at the call site.
+ */
+
+/** Stable, machine-readable error codes. */
+export type ErrorCode =
+  | 'usage'
+  | 'config'
+  | 'guard_refused'
+  | 'sql_not_found'
+  | 'db_unreachable'
+  | 'db_query'
+  | 'db_timeout'
+  | 'model_unreachable'
+  | 'model_missing'
+  | 'model_output'
+  | 'model_truncated'
+  | 'not_found'
+  | 'internal';
+
+/** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
+export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
+  usage: { exitCode: 2, httpStatus: 400 },
+  config: { exitCode: 2, httpStatus: 500 },
+  guard_refused: { exitCode: 3, httpStatus: 422 },
+  // The model produced text without a usable SQL statement: "unusable output" (exit 5).
+  sql_not_found: { exitCode: 5, httpStatus: 502 },
+  db_unreachable: { exitCode: 4, httpStatus: 503 },
+  db_query: { exitCode: 4, httpStatus: 422 },
+  db_timeout: { exitCode: 4, httpStatus: 504 },
+  model_unreachable: { exitCode: 5, httpStatus: 503 },
+  model_missing: { exitCode: 5, httpStatus: 503 },
+  model_output: { exitCode: 5, httpStatus: 502 },
+  model_truncated: { exitCode: 5, httpStatus: 502 },
+  not_found: { exitCode: 2, httpStatus: 404 },
+  internal: { exitCode: 1, httpStatus: 500 },
+};
+
+/** Extra, structured facts about an error (never secrets). */
+export interface ErrorDetails {
+  /** A command or step that fixes the problem, shown to the user as-is. */
+  hint?: string;
+  /** Whether retrying the same call may succeed (network blips, busy servers). */
+  retryable?: boolean;
+  /** Masked URL of the server involved, if any. */
+  url?: string;
+  /** HTTP status returned by a remote server, if any. */
+  status?: number;
+  /** PostgreSQL SQLSTATE, for database errors. */
+  sqlState?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * An error meant for users: `message` is one clear sentence, `code` selects exit code and HTTP status.
+ * Adapters wrap foreign errors and keep them in `cause` for logs; `cause` is never printed as the
+ * user-facing message.
+ */
+export class SqlrecallError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: ErrorDetails } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SqlrecallError';
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  /** CLI exit code for this error (DESIGN.md). */
+  get exitCode(): number {
+    return ERROR_TABLE[this.code].exitCode;
+  }
+
+  /** HTTP status for this error. */
+  get httpStatus(): number {
+    return ERROR_TABLE[this.code].httpStatus;
+  }
+}
+
+/** True when `value` is a {@link SqlrecallError}, optionally with the given code. */
+export function isSqlrecallError(value: unknown, code?: ErrorCode): value is SqlrecallError {
+  return value instanceof SqlrecallError && (code === undefined || value.code === code);
+}
+
+/**
+ * Turns anything thrown into a {@link SqlrecallError}: ours pass through, anything else becomes
+ * `internal` with the original kept as `cause`.
+ */
+export function toSqlrecallError(error: unknown): SqlrecallError {
+  if (error instanceof SqlrecallError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new SqlrecallError('internal', `Unexpected error: ${message}`, { cause: error });
+}

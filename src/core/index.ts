@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './ports.js';
+export * from './redact.js';
+export * from './schema.js';
+export * from './steps.js';

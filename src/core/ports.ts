@@ -1,0 +1,120 @@
+/**
+ * The interfaces between layers. `core` has no runtime dependencies; adapters (models, databases,
+ * memory storage) implement these, services receive them.
+ */
+import type { Schema } from './schema.js';
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+/** One chat message. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A request to a chat model. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Most tokens the model may produce (Ollama `num_predict`). Default chosen by the adapter. */
+  maxTokens?: number;
+  /** Structured output: a JSON schema object (Ollama `format`), or `'json'` for any JSON. */
+  format?: 'json' | Record<string, unknown>;
+  /** Short label of the pipeline step ("sql", "answer", …) for logs and scripted tests. */
+  purpose?: string;
+}
+
+/** Per-call options. */
+export interface ChatOptions {
+  signal?: AbortSignal;
+  /** Called with each piece of text as it streams in. */
+  onToken?: (text: string) => void;
+}
+
+/** Why generation stopped: `length` means the answer was cut by `maxTokens` or the context. */
+export type FinishReason = 'stop' | 'length' | 'other';
+
+/** The model's reply. */
+export interface ChatResult {
+  text: string;
+  finishReason: FinishReason;
+  usage: { promptTokens: number; completionTokens: number };
+  /** Wall-clock time of the call in milliseconds. */
+  durationMs: number;
+}
+
+/** A chat model (Ollama, an OpenAI-compatible server, or the scripted server in tests). */
+export interface ChatModel {
+  /** Model name as the server knows it, e.g. `qwen2.5-coder:7b`. */
+  readonly id: string;
+  /**
+   * Generates one reply. Exactly one remote call.
+   * @throws SqlrecallError `model_unreachable`, `model_missing`, `model_output`
+   */
+  generate(request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
+}
+
+/** An embedding model. */
+export interface EmbeddingModel {
+  readonly id: string;
+  /** Vector length; probed from the server, never hard-coded. */
+  dimensions(): Promise<number>;
+  /** Embeds texts in one batch; one vector per text, in order. */
+  embed(texts: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+/** A JSON-safe cell value: bigint and numeric as strings, dates as ISO strings, bytea summarised. */
+export type CellValue = string | number | boolean | null | CellValue[] | { [key: string]: CellValue };
+
+/** Column of a result set. */
+export interface ResultColumn {
+  name: string;
+  /** Type name as the server reports it (e.g. `int8`, `numeric`, `text`, `timestamptz`). */
+  type: string;
+}
+
+/** Result of one read-only statement. */
+export interface QueryResult {
+  columns: ResultColumn[];
+  rows: CellValue[][];
+  /** Rows returned (never more than the cap). */
+  rowCount: number;
+  /** True when the statement had more rows than `maxRows`. */
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** Options of {@link DatabaseConnector.execute}. */
+export interface ExecuteOptions {
+  /** Row cap; one more row is fetched to detect truncation. */
+  maxRows: number;
+  /** Server-side statement timeout in milliseconds (not enforced by PGlite). */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link DatabaseConnector.introspect}. */
+export interface IntrospectOptions {
+  /** Schemas to read; default: every non-system schema. */
+  schemas?: string[];
+}
+
+/** A connection to the user's database. */
+export interface DatabaseConnector {
+  readonly dialect: 'postgres';
+  /** The connection target with any password masked, safe to print. */
+  readonly displayName: string;
+  /** Checks that the database answers. @throws SqlrecallError `db_unreachable` */
+  ping(): Promise<void>;
+  /** Reads the catalog in a fixed number of queries. @throws SqlrecallError `db_unreachable`, `db_query` */
+  introspect(options?: IntrospectOptions): Promise<Schema>;
+  /**
+   * Runs one statement that the guard accepted, in a READ ONLY transaction with a statement timeout
+   * and a row cap. @throws SqlrecallError `db_query`, `db_timeout`, `db_unreachable`
+   */
+  execute(sql: string, options: ExecuteOptions): Promise<QueryResult>;
+  close(): Promise<void>;
+}

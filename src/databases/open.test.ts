@@ -1,0 +1,46 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqlrecallError } from '../core/errors.js';
+import { parseDatabaseUrl } from './open.js';
+
+describe('parseDatabaseUrl', () => {
+  it('recognises server URLs', () => {
+    expect(parseDatabaseUrl('postgres://u:p@h/db')).toEqual({
+      engine: 'postgres',
+      url: 'postgres://u:p@h/db',
+    });
+    expect(parseDatabaseUrl(' postgresql://h/db ')).toEqual({ engine: 'postgres', url: 'postgresql://h/db' });
+    expect(parseDatabaseUrl('POSTGRES://h/db').engine).toBe('postgres');
+  });
+
+  it('recognises embedded URLs', () => {
+    expect(parseDatabaseUrl('pglite:memory:')).toEqual({ engine: 'pglite', dataDir: undefined });
+    expect(parseDatabaseUrl('pglite:./data/shop')).toEqual({
+      engine: 'pglite',
+      dataDir: resolve('data/shop'),
+    });
+    expect(parseDatabaseUrl('pglite:/var/lib/shop')).toEqual({ engine: 'pglite', dataDir: '/var/lib/shop' });
+    expect(parseDatabaseUrl('pglite:///var/lib/shop')).toEqual({
+      engine: 'pglite',
+      dataDir: '/var/lib/shop',
+    });
+  });
+
+  it.each(['mysql://root:topsecret@db/shop', 'sqlite:file.db', 'shop', '', 'postgres:/h/db'])(
+    'refuses %j with a masked config error',
+    (url) => {
+      let caught: unknown;
+      try {
+        parseDatabaseUrl(url);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(SqlrecallError);
+      expect((caught as SqlrecallError).code).toBe('config');
+      expect((caught as SqlrecallError).message).toMatch(
+        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/ or pglite: /,
+      );
+      expect((caught as SqlrecallError).message).not.toContain('topsecret');
+    },
+  );
+});

@@ -1,0 +1,172 @@
+/**
+ * {@link ChatModel} on Ollama's `/api/chat`: always streamed, deterministic (temperature 0, fixed
+ * seed), explicit `num_predict`, and `num_ctx` sized to the prompt instead of Ollama's small default
+ * window (2048–4096 tokens depending on the version), which silently cuts long schema prompts.
+ */
+import type { ChatResponse, Ollama } from 'ollama';
+import { SqlrecallError } from '../../core/errors.js';
+import type { ChatModel, ChatOptions, ChatRequest, ChatResult, FinishReason } from '../../core/ports.js';
+import { estimateTokens } from '../tokens.js';
+import { createOllamaClient, mapOllamaError, modelInfoNumber, onAbort } from './client.js';
+
+/** Default `num_predict`: room for a SQL statement plus a short explanation. */
+export const DEFAULT_MAX_TOKENS = 1024;
+/** Default sampling temperature: 0, so the same question gives the same SQL. */
+export const DEFAULT_TEMPERATURE = 0;
+/** Default seed, fixed for reproducible runs. */
+export const DEFAULT_SEED = 42;
+/** Smallest `num_ctx` we ask for (Ollama's historical default). */
+export const MIN_NUM_CTX = 2048;
+/** `num_ctx` is rounded up to a multiple of this, so similar prompts reuse a loaded model. */
+export const NUM_CTX_STEP = 1024;
+/** Tokens added to the estimate for the chat template (role markers, BOS) and estimate error. */
+export const NUM_CTX_MARGIN = 256;
+/** Template overhead per chat message, in tokens (`<|im_start|>role\n … <|im_end|>\n`). */
+const TOKENS_PER_MESSAGE = 4;
+
+/** Options of {@link createOllamaChatModel}. */
+export interface OllamaChatModelOptions {
+  /** Ollama address, e.g. `http://127.0.0.1:11434`. */
+  host: string;
+  /** Model name, e.g. `qwen2.5-coder:7b`. */
+  model: string;
+  /** Sampling temperature; default {@link DEFAULT_TEMPERATURE}. */
+  temperature?: number;
+  /** Sampling seed; default {@link DEFAULT_SEED}. */
+  seed?: number;
+  /** Default `num_predict` when a request has no `maxTokens`; default {@link DEFAULT_MAX_TOKENS}. */
+  maxTokens?: number;
+  /** Context window: a fixed number of tokens, or `'auto'` (default) to size it per request. */
+  numCtx?: number | 'auto';
+  /** Ollama `keep_alive` (e.g. `'10m'`); default: the server's (5 minutes). */
+  keepAlive?: string;
+  /** A ready client (tests); default: one built on our undici fetch, see `createOllamaClient`. */
+  client?: Ollama;
+}
+
+/**
+ * The context window for a prompt of `promptTokens` and an answer of up to `maxTokens`: their sum
+ * plus {@link NUM_CTX_MARGIN}, rounded up to a multiple of {@link NUM_CTX_STEP}, at least
+ * {@link MIN_NUM_CTX}, and at most `modelContextLength` when known.
+ */
+export function chooseNumCtx(promptTokens: number, maxTokens: number, modelContextLength?: number): number {
+  const needed = promptTokens + maxTokens + NUM_CTX_MARGIN;
+  const rounded = Math.max(MIN_NUM_CTX, Math.ceil(needed / NUM_CTX_STEP) * NUM_CTX_STEP);
+  return modelContextLength ? Math.min(rounded, modelContextLength) : rounded;
+}
+
+/** Estimated prompt tokens of a request: the messages, their template overhead, and a schema `format`. */
+export function estimatePromptTokens(request: ChatRequest): number {
+  let total = 0;
+  for (const message of request.messages) total += estimateTokens(message.content) + TOKENS_PER_MESSAGE;
+  if (request.format && typeof request.format === 'object')
+    total += estimateTokens(JSON.stringify(request.format));
+  return total;
+}
+
+/** Carries an error thrown by the caller's `onToken` through our Ollama error mapping unchanged. */
+class CallbackError {
+  constructor(readonly original: unknown) {}
+}
+
+function finishReasonOf(doneReason: string | undefined): FinishReason {
+  if (doneReason === 'stop') return 'stop';
+  if (doneReason === 'length') return 'length';
+  return 'other';
+}
+
+/**
+ * A chat model served by Ollama. `generate` makes one streamed `/api/chat` call (plus, once per
+ * model instance and only with `numCtx: 'auto'`, an `/api/show` call for the context length).
+ * `request.purpose` is never sent: it is ours, for logs.
+ * @throws SqlrecallError `model_unreachable` (server down), `model_missing` (not pulled),
+ *   `model_output` (other HTTP errors, broken stream). An aborted `signal` rethrows the AbortError.
+ */
+export function createOllamaChatModel(options: OllamaChatModelOptions): ChatModel {
+  const { host, model } = options;
+  const temperature = options.temperature ?? DEFAULT_TEMPERATURE;
+  const seed = options.seed ?? DEFAULT_SEED;
+  const defaultMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const numCtxSetting = options.numCtx ?? 'auto';
+  let contextLength: Promise<number | undefined> | undefined;
+
+  const clientFor = (signal?: AbortSignal): Ollama => options.client ?? createOllamaClient({ host, signal });
+
+  /** The model's trained context length from `/api/show`, fetched once; undefined when not reported. */
+  const modelContextLength = (client: Ollama): Promise<number | undefined> => {
+    contextLength ??= client.show({ model }).then(
+      (show) => modelInfoNumber(show, 'context_length'),
+      (error: unknown) => {
+        contextLength = undefined; // not cached: the next call asks again
+        const mapped = mapOllamaError(error, { host, model });
+        // Server down or model missing: the chat call would fail the same way, so fail now.
+        // Anything else (an older server without model_info, a proxy): go on without a cap.
+        if (mapped instanceof SqlrecallError && mapped.code === 'model_output') return undefined;
+        throw mapped;
+      },
+    );
+    return contextLength;
+  };
+
+  async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
+    const { signal, onToken } = callOptions;
+    signal?.throwIfAborted();
+    const started = performance.now();
+    const client = clientFor(signal);
+    const maxTokens = request.maxTokens ?? defaultMaxTokens;
+    const promptEstimate = estimatePromptTokens(request);
+    let numCtx: number;
+    if (numCtxSetting === 'auto') {
+      numCtx = chooseNumCtx(promptEstimate, maxTokens, await modelContextLength(client));
+    } else {
+      numCtx = numCtxSetting;
+    }
+
+    let text = '';
+    let final: ChatResponse | undefined;
+    let removeAbortListener = () => {};
+    try {
+      const stream = await client.chat({
+        model,
+        messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+        stream: true,
+        ...(request.format === undefined ? {} : { format: request.format }),
+        ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive }),
+        options: { temperature, seed, num_predict: maxTokens, num_ctx: numCtx },
+      });
+      removeAbortListener = onAbort(signal, () => stream.abort());
+      if (signal?.aborted) stream.abort();
+      for await (const part of stream) {
+        const piece = part.message?.content ?? '';
+        if (piece) {
+          text += piece;
+          try {
+            onToken?.(piece);
+          } catch (error) {
+            stream.abort();
+            throw new CallbackError(error);
+          }
+        }
+        if (part.done) final = part;
+      }
+    } catch (error) {
+      if (error instanceof CallbackError) throw error.original; // the caller's own failure, not Ollama's
+      if (signal?.aborted) throw signal.reason ?? error;
+      throw mapOllamaError(error, { host, model });
+    } finally {
+      removeAbortListener();
+    }
+
+    return {
+      text,
+      finishReason: finishReasonOf(final?.done_reason),
+      usage: {
+        promptTokens: final?.prompt_eval_count ?? promptEstimate,
+        completionTokens: final?.eval_count ?? estimateTokens(text),
+      },
+      durationMs: performance.now() - started,
+    };
+  }
+
+  return { id: model, generate };
+}

@@ -1,0 +1,142 @@
+/**
+ * Types of the scripted Ollama server (tests' stand-in for a model): how replies are programmed and
+ * how requests are recorded.
+ */
+import type { ScriptedModelSpec } from './catalog.js';
+
+/** Which Ollama endpoint a request hit. */
+export type ScriptedEndpoint = 'chat' | 'generate' | 'embed' | 'tags' | 'show' | 'version' | 'pull' | 'other';
+
+/** One chat message as received. */
+export interface ScriptedMessage {
+  role: string;
+  content: string;
+}
+
+/** A `/api/chat` or `/api/generate` request as the reply handler sees it. */
+export interface ScriptedChatRequest {
+  endpoint: 'chat' | 'generate';
+  /** Model name as sent by the client. */
+  model: string;
+  /** Chat messages; for `/api/generate`, `system` (if any) and `prompt` as a system and a user message. */
+  messages: ScriptedMessage[];
+  /** Content of the last `user` message ('' when there is none): what rules usually match on. */
+  lastUserMessage: string;
+  /** `/api/generate` only: the prompt. */
+  prompt?: string;
+  /** `/api/generate` only: the system prompt. */
+  system?: string;
+  /** Ollama `format`: a JSON schema object or `'json'`. */
+  format?: unknown;
+  /** Ollama `options` (temperature, seed, num_predict, num_ctx, …). */
+  options?: Record<string, unknown>;
+  /** Whether the client asked for a stream (Ollama's default when `stream` is absent). */
+  stream: boolean;
+  /** Ollama `keep_alive`, if sent. */
+  keepAlive?: string | number;
+  /**
+   * The pipeline step, recognised from the prompt content (never from an extra field: real Ollama
+   * would not receive one). Default recognition: a line `purpose: <label>` (any case, optionally
+   * inside `<!-- -->` or `[ ]`) in a system message; see `ScriptedOptions.purposeOf` to change it.
+   */
+  purpose?: string;
+}
+
+/** A programmed reply in full. */
+export interface ScriptedReplyObject {
+  /** The reply text, streamed in several chunks (about one per word). Default ''. */
+  text?: string;
+  /** `done_reason` of the final chunk; `length` simulates an answer cut by `num_predict`. Default `stop`. */
+  doneReason?: 'stop' | 'length';
+  /** Wait before the response headers, in milliseconds (a slow prompt evaluation). */
+  delayMs?: number;
+  /** Wait between streamed chunks, in milliseconds. */
+  chunkDelayMs?: number;
+  /** HTTP status. With `error` and a status ≥ 400 (default 500) the server answers `{ error }` with it. */
+  status?: number;
+  /**
+   * An error message. With a status ≥ 400 (the default), an HTTP error; with `status: 200`, the text
+   * is streamed and then an `{ error }` object ends the stream (as Ollama does when a runner dies).
+   */
+  error?: string;
+}
+
+/** A programmed reply: plain text, or a {@link ScriptedReplyObject}. */
+export type ScriptedReply = string | ScriptedReplyObject;
+
+/** Computes the reply to a chat or generate request. */
+export type ScriptedChatHandler = (request: ScriptedChatRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+/** Options of `startScriptedOllama`. */
+export interface ScriptedOptions {
+  /** Installed models; default `['qwen2.5-coder:7b', 'all-minilm']`. */
+  models?: Array<string | ScriptedModelSpec>;
+  /** Replies for requests the queue (`enqueue`) does not answer. Default: HTTP 500 "scripted server: no reply programmed". */
+  chat?: ScriptedChatHandler;
+  /** Embedding function; default the lexical `hashEmbedding` with `embeddingDimensions`. */
+  embed?: (text: string) => number[];
+  /** Length of default embeddings of embedding models; default 384. */
+  embeddingDimensions?: number;
+  /** Recognises the pipeline step from the prompt; default: a `purpose: <label>` line in a system message. */
+  purposeOf?: (messages: ScriptedMessage[]) => string | undefined;
+  /** Names `/api/pull` can find; default: any name. Others fail like Ollama ("file does not exist"). */
+  registry?: string[];
+  /** What `/api/version` answers; default `0.12.6`. */
+  version?: string;
+  /** Port to listen on (127.0.0.1); default 0, an ephemeral port. */
+  port?: number;
+}
+
+/** One request as received, kept in `ScriptedOllama.requests`. */
+export interface RecordedRequest {
+  endpoint: ScriptedEndpoint;
+  method: string;
+  /** URL path, e.g. `/api/chat`. */
+  path: string;
+  /** Parsed JSON body (undefined for GET; the raw text when it was not JSON). */
+  body: unknown;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  /** `Date.now()` when the request arrived. */
+  time: number;
+  /** True when the client went away before the response was complete (e.g. an aborted stream). */
+  aborted: boolean;
+  /** For `chat` and `generate`: the request as handed to the reply handler. */
+  chat?: ScriptedChatRequest;
+}
+
+/** A failure to inject into the next request(s) of an endpoint, see `ScriptedOllama.failNext`. */
+export interface ScriptedFailure {
+  /** HTTP status; default 500. */
+  status?: number;
+  /** Error message, sent as `{ "error": … }`. */
+  error: string;
+  /** How many requests fail; default 1. */
+  count?: number;
+}
+
+/** A running scripted Ollama server. */
+export interface ScriptedOllama {
+  /** Base URL, e.g. `http://127.0.0.1:39421` — pass it as the Ollama host. */
+  readonly url: string;
+  /** Every request received, in arrival order. */
+  readonly requests: RecordedRequest[];
+  /** The chat and generate requests (with their recognised purpose), in arrival order. */
+  chatRequests(): ScriptedChatRequest[];
+  /** Queues replies, consumed in order by the next chat/generate requests before `options.chat`. */
+  enqueue(...replies: ScriptedReply[]): void;
+  /** Replies still queued. */
+  readonly pendingReplies: number;
+  /** Makes the next request(s) to `endpoint` fail with an HTTP error. */
+  failNext(endpoint: ScriptedEndpoint, failure: ScriptedFailure): void;
+  /** Replaces the installed models. */
+  setModels(models: Array<string | ScriptedModelSpec>): void;
+  /** Installed model names (with tags). */
+  models(): string[];
+  /** Changes the default embedding length (embedding models without an explicit `embeddingLength`). */
+  setEmbeddingDimensions(dimensions: number): void;
+  /** Forgets recorded requests, queued replies and pending failures. */
+  reset(): void;
+  /** Stops listening and drops open connections. Idempotent. */
+  close(): Promise<void>;
+}

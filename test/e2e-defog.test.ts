@@ -1,0 +1,222 @@
+/**
+ * Issue 2, "real input end to end": for every question in questions_gen_postgres.csv the scripted
+ * model replies with that question's gold SQL (first alternative, `{…}` expanded) wrapped in one of
+ * the messy forms; `sqlrecall ask --json` (the real binary, a subprocess per question) must return
+ * exactly the gold query's result rows. Server PostgreSQL for all eleven databases; PGlite for two.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } from '../src/eval/gold.js';
+import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { runSqlrecall } from './support/cli.js';
+import { DEFOG_DATABASES, loadDefogIntoPglite, loadDefogOnServer } from './support/defog.js';
+import { MESSY_FORMS } from './support/messy.js';
+import type { TempDatabase } from './support/server-db.js';
+import { TEST_DATABASE_URL } from './support/server-db.js';
+import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
+
+/** Canonical text of a cell, so typed JSON values and PostgreSQL's text output compare equal. */
+function canon(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (typeof value === 'object') return JSON.stringify(value);
+  let text = String(value);
+  // ISO timestamps from the CLI vs PostgreSQL's text form: "T" vs " ", "+00:00" vs "+00".
+  text = text.replace(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/, '$1 $2').replace(/([+-]\d\d):00$/, '$1');
+  return text;
+}
+
+function canonRows(rows: unknown[][]): string[] {
+  return rows.map((r) => r.map(canon).join('\u0001')).sort();
+}
+
+/** Gold rows, straight from the database driver with every value as PostgreSQL text. */
+async function goldRows(
+  client: { query: (sql: string) => Promise<unknown[][]> },
+  sql: string,
+): Promise<string[]> {
+  return canonRows(await client.query(sql));
+}
+
+function firstGold(q: DefogQuestion): string {
+  const first = splitGoldQueries(q.query)[0]!;
+  return expandGoldQuery(first, 'first')[0]!;
+}
+
+interface Case {
+  index: number;
+  question: DefogQuestion;
+  gold: string;
+}
+
+async function startModel(cases: Case[]): Promise<ScriptedOllama> {
+  const byQuestion = new Map(cases.map((c) => [c.question.question, c]));
+  return startScriptedOllama({
+    chat: (req) => {
+      const system = req.messages?.[0]?.content ?? '';
+      const user = req.messages?.at(-1)?.content ?? '';
+      if (system.startsWith(SQL_PROMPT_MARKER)) {
+        const question = /^Question: (.*)$/ms.exec(user)?.[1]?.trim() ?? '';
+        const found = byQuestion.get(question);
+        if (!found)
+          return { text: `no scripted SQL for: ${question}`, status: 500, error: 'unknown question' };
+        return MESSY_FORMS[found.index % MESSY_FORMS.length]!.wrap(found.gold);
+      }
+      return 'The rows above answer the question.';
+    },
+  });
+}
+
+async function askAll(
+  cases: Case[],
+  urlFor: (db: string) => string,
+  model: ScriptedOllama,
+  home: string,
+  rowsFor: (c: Case) => Promise<string[]>,
+  concurrency: number,
+): Promise<string[]> {
+  const failures: string[] = [];
+  const queue = [...cases];
+  const worker = async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      const run = await runSqlrecall(
+        [
+          'ask',
+          '--json',
+          '--max-rows',
+          '100000',
+          '--db',
+          urlFor(c.question.dbName),
+          '--',
+          c.question.question,
+        ],
+        { env: { OLLAMA_HOST: model.url, SQLRECALL_HOME: home } },
+      );
+      const form = MESSY_FORMS[c.index % MESSY_FORMS.length]!.name;
+      if (run.code !== 0) {
+        failures.push(`#${c.index} (${form}) exit ${run.code}: ${run.stderr.trim().slice(0, 300)}`);
+        continue;
+      }
+      const doc = JSON.parse(run.stdout) as { rows: unknown[][]; truncated: boolean; sql: string };
+      const expected = await rowsFor(c);
+      const got = canonRows(doc.rows);
+      if (doc.truncated || JSON.stringify(got) !== JSON.stringify(expected)) {
+        failures.push(
+          `#${c.index} (${form}) rows differ: got ${got.length}, want ${expected.length}; sql=${doc.sql}`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return failures;
+}
+
+describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real questions', () => {
+  let cases: Case[] = [];
+  let home: string;
+
+  beforeAll(async () => {
+    const questions = await readDefogCsv(benchmarkPath('defog', 'questions_gen_postgres.csv'));
+    cases = questions.map((question, index) => ({ index, question, gold: firstGold(question) }));
+    home = mkdtempSync(join(tmpdir(), 'sqlrecall-e2e-'));
+  });
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it('reads all 210 questions', () => {
+    expect(cases).toHaveLength(210);
+    expect(new Set(cases.map((c) => c.question.dbName)).size).toBe(DEFOG_DATABASES.length);
+  });
+
+  describe.skipIf(!TEST_DATABASE_URL)('on the server PostgreSQL (all eleven databases)', () => {
+    const dbs = new Map<string, TempDatabase>();
+    const clients = new Map<string, pg.Client>();
+    let model: ScriptedOllama;
+
+    beforeAll(async () => {
+      for (const name of DEFOG_DATABASES) {
+        const db = await loadDefogOnServer(name);
+        dbs.set(name, db);
+        const client = new pg.Client({
+          connectionString: db.url,
+          types: { getTypeParser: () => (v: string) => v },
+        });
+        await client.connect();
+        clients.set(name, client);
+      }
+      model = await startModel(cases);
+    }, 300_000);
+
+    afterAll(async () => {
+      await model?.close();
+      for (const c of clients.values()) await c.end();
+      for (const db of dbs.values()) await db.drop();
+    });
+
+    it('all 210 questions return exactly the gold rows', async () => {
+      const failures = await askAll(
+        cases,
+        (name) => dbs.get(name)!.url,
+        model,
+        home,
+        async (c) => {
+          const client = clients.get(c.question.dbName)!;
+          return goldRows(
+            { query: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows },
+            c.gold,
+          );
+        },
+        2,
+      );
+      expect(failures).toEqual([]);
+    }, 900_000);
+  });
+
+  describe('on embedded PGlite (restaurants and ewallet)', () => {
+    const dirs = new Map<string, string>();
+    let model: ScriptedOllama;
+    const subset = () =>
+      cases.filter((c) => c.question.dbName === 'restaurants' || c.question.dbName === 'ewallet');
+
+    beforeAll(async () => {
+      for (const name of ['restaurants', 'ewallet']) {
+        const dir = join(home, `pglite-${name}`);
+        await loadDefogIntoPglite(name, dir);
+        dirs.set(name, dir);
+      }
+      model = await startModel(subset());
+    }, 300_000);
+    afterAll(async () => model?.close());
+
+    it('every restaurants and ewallet question returns exactly the gold rows', async () => {
+      const chosen = subset();
+      expect(chosen.length).toBeGreaterThan(20);
+      // Gold rows are computed first, in this process, then each data dir is free for the subprocess.
+      const expected = new Map<number, string[]>();
+      for (const [name, dir] of dirs) {
+        const db = new PGlite(dir);
+        for (const c of chosen.filter((x) => x.question.dbName === name)) {
+          const res = await db.query<unknown[]>(c.gold, [], {
+            rowMode: 'array',
+            parsers: Object.fromEntries(Array.from({ length: 5000 }, (_, oid) => [oid, (v: string) => v])),
+          });
+          expected.set(c.index, canonRows(res.rows));
+        }
+        await db.close();
+      }
+      const failures = await askAll(
+        chosen,
+        (name) => `pglite:${dirs.get(name)}`,
+        model,
+        home,
+        async (c) => expected.get(c.index)!,
+        1, // one process per PGlite data directory
+      );
+      expect(failures).toEqual([]);
+    }, 900_000);
+  });
+});
