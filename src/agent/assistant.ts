@@ -3,15 +3,14 @@
  * (repair on database errors, bounded) → explain. Composed from small functions; every stage reports
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
-import { SqlrecallError } from '../core/errors.js';
-import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
+import type { ChatMessage, ChatModel, DatabaseConnector } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
-import type { AskOutcome, Attempt, Step } from '../core/steps.js';
+import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../models/tokens.js';
-import { extractSql } from '../sql/extract.js';
-import { guardSql } from '../sql/guard.js';
 import { renderSchema } from '../sql/render.js';
-import { buildAnswerMessages, buildRepairMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
+import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
+import { generateAndRun } from './generate.js';
+import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -30,6 +29,8 @@ export interface AssistantOptions {
   answerMaxTokens?: number;
   /** Clock for "today" in prompts; default `new Date()`. */
   now?: () => Date;
+  /** Chooses the schema part of the prompt; default {@link wholeSchemaPlanner}. */
+  planContext?: ContextPlanner;
 }
 
 /** One question. */
@@ -67,77 +68,26 @@ export class Assistant {
    */
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
     const { chat, db } = this.options;
-    const maxRepairs = this.options.maxRepairs ?? 2;
-    const { text: schemaText, schema } = await this.schema();
+    const { schema } = await this.schema();
     const today = (this.options.now?.() ?? new Date()).toISOString().slice(0, 10);
-    const base = buildSqlMessages({ question: input.message, schemaText, today });
-    yield { type: 'schema', tables: schema.tables.length, promptTokens: estimateTokens(messagesText(base)) };
+    const context = await (this.options.planContext ?? wholeSchemaPlanner)(input.message, schema);
+    const messages = buildSqlMessages({ question: input.message, schemaText: context.schemaText, today });
+    yield {
+      type: 'schema',
+      tables: context.tables.length,
+      promptTokens: estimateTokens(messages.map((m) => m.content).join('\n')),
+    };
 
-    const attempts: Attempt[] = [];
-    let messages: ChatMessage[] = base;
-    let result: QueryResult | undefined;
-    let sql = '';
-    for (let attempt = 1; ; attempt++) {
-      const reply = await chat.generate(
-        { messages, maxTokens: this.options.sqlMaxTokens ?? 1024, purpose: 'sql' },
-        { signal: input.signal },
-      );
-      if (reply.finishReason === 'length') {
-        throw new SqlrecallError(
-          'model_truncated',
-          'The model stopped before finishing the SQL (it hit its token limit); try a shorter question or a larger --num-ctx.',
-        );
-      }
-      const extracted = extractSql(reply.text);
-      if (!extracted.ok && extracted.statements) {
-        // Several statements at once is what an injection looks like: a refusal, not a parse failure.
-        const joined = extracted.statements.join(';\n');
-        attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
-        yield { type: 'refused', sql: joined, reason: extracted.reason };
-        throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
-          details: { sql: joined, rule: 'multiple-statements', attempts },
-        });
-      }
-      if (!extracted.ok) {
-        throw new SqlrecallError(
-          'sql_not_found',
-          `The model's reply has no usable SQL: ${extracted.reason}`,
-          {
-            details: { reply: reply.text.slice(0, 500) },
-          },
-        );
-      }
-      const verdict = await guardSql(extracted.sql);
-      if (!verdict.ok) {
-        attempts.push({ sql: extracted.sql, error: `refused: ${verdict.reason}` });
-        yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
-        throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason}`, {
-          details: { sql: extracted.sql, rule: verdict.rule, attempts },
-        });
-      }
-      sql = verdict.sql;
-      yield { type: 'sql', sql, attempt };
-      try {
-        result = await db.execute(sql, {
-          maxRows: this.options.maxRows ?? 1000,
-          timeoutMs: this.options.statementTimeoutMs ?? 30_000,
-          signal: input.signal,
-        });
-        attempts.push({ sql });
-        break;
-      } catch (error) {
-        const repairable = error instanceof SqlrecallError && error.code === 'db_query';
-        const message = error instanceof Error ? error.message : String(error);
-        attempts.push({ sql, error: message });
-        if (!repairable || attempt > maxRepairs) {
-          if (error instanceof SqlrecallError) error.details.attempts = attempts;
-          throw error;
-        }
-        yield { type: 'retried', attempt: attempt + 1, error: message };
-        messages = buildRepairMessages(base, sql, message);
-      }
-    }
-    yield { type: 'rows', result };
+    const { sql, result, attempts } = yield* generateAndRun({
+      chat,
+      db,
+      messages,
+      maxRows: this.options.maxRows ?? 1000,
+      statementTimeoutMs: this.options.statementTimeoutMs ?? 30_000,
+      maxRepairs: this.options.maxRepairs ?? 2,
+      maxTokens: this.options.sqlMaxTokens ?? 1024,
+      signal: input.signal,
+    });
 
     let answer: string | null = null;
     if (!input.skipAnswer) {
@@ -213,8 +163,4 @@ async function* streamAnswer(
   }
   const reply = await call;
   return reply.finishReason === 'length' ? `${reply.text.trim()} …` : reply.text;
-}
-
-function messagesText(messages: ChatMessage[]): string {
-  return messages.map((m) => m.content).join('\n');
 }

@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'model_output'
   | 'model_truncated'
   | 'not_found'
+  | 'memory_embedding_mismatch'
+  | 'memory_store'
   | 'internal';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
@@ -35,6 +37,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   model_output: { exitCode: 5, httpStatus: 502 },
   model_truncated: { exitCode: 5, httpStatus: 502 },
   not_found: { exitCode: 2, httpStatus: 404 },
+  // The store was built with another embedding model or dimension: a configuration problem.
+  memory_embedding_mismatch: { exitCode: 2, httpStatus: 409 },
+  memory_store: { exitCode: 1, httpStatus: 500 },
   internal: { exitCode: 1, httpStatus: 500 },
 };
 

@@ -3,3 +3,4 @@ export * from './ports.js';
 export * from './redact.js';
 export * from './schema.js';
 export * from './steps.js';
+export * from './memory.js';

@@ -1,0 +1,148 @@
+/**
+ * The memory model (DESIGN.md "Memory model"): one row per fact, scoped to a user (or a team), with
+ * an append-only history. The scope is a required argument of every call: there is no way to read
+ * or change memories without one.
+ */
+
+/** Kinds of memory. */
+export type MemoryKind = 'preference' | 'term' | 'metric' | 'entity' | 'example' | 'context';
+
+/** All kinds, in display order. */
+export const MEMORY_KINDS: readonly MemoryKind[] = ['preference', 'term', 'metric', 'entity', 'example', 'context'];
+
+/** Lifecycle of a memory. */
+export type MemoryStatus = 'active' | 'superseded' | 'deleted';
+
+/**
+ * Whose memories: a user, or a team's shared memories. Ids are opaque text compared literally
+ * (`*`, `%`, quotes are ordinary characters, never wildcards).
+ */
+export type MemoryScope = { user: string; team?: undefined } | { team: string; user?: undefined };
+
+/** One remembered fact. */
+export interface Memory {
+  /** Opaque id (a UUID). */
+  id: string;
+  scope: MemoryScope;
+  kind: MemoryKind;
+  /** The fact in the user's own words and language. */
+  text: string;
+  /**
+   * Compiled SQL checked against the schema, when there is one: a predicate for preferences and
+   * terms (`customers.country = 'India'`), an expression for metrics.
+   */
+  sql: string | null;
+  /** Tables the fact touches, as `schema.table` (lower-case names unless quoted). */
+  tables: string[];
+  /** Columns the fact touches, as `schema.table.column`. */
+  columns: string[];
+  /** Embedding model id that produced the stored vector. */
+  embeddingModel: string;
+  /** SHA-256 of the normalised text (dedup). */
+  contentHash: string;
+  status: MemoryStatus;
+  /** The memory this one superseded, if any. */
+  supersedes: string | null;
+  /** The user message the fact came from, if any. */
+  sourceMessageId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+}
+
+/** A memory found by similarity, with `similarity` = 1 − cosine distance, in [-1, 1]. */
+export interface ScoredMemory extends Memory {
+  similarity: number;
+}
+
+/** History actions (append-only). */
+export type HistoryAction = 'ADD' | 'UPDATE' | 'SUPERSEDE' | 'DELETE' | 'RESTORE' | 'NOOP';
+
+/** One history entry. */
+export interface MemoryHistoryEntry {
+  id: string;
+  memoryId: string;
+  action: HistoryAction;
+  /** Text before and after the change (null where not applicable). */
+  oldText: string | null;
+  newText: string | null;
+  /** Why: e.g. "similarity 0.97 ≥ 0.95", "model decided SUPERSEDE", "user deleted". */
+  reason: string | null;
+  createdAt: string;
+}
+
+/** A new fact to store. */
+export interface NewMemory {
+  kind: MemoryKind;
+  text: string;
+  sql?: string | null;
+  tables?: string[];
+  columns?: string[];
+  sourceMessageId?: string | null;
+  expiresAt?: string | null;
+}
+
+/**
+ * One change of a write batch, applied atomically per scope (serialized per scope, so concurrent
+ * identical writes produce one memory).
+ * - `add`: insert unless an active memory with the same content hash exists (then NOOP).
+ * - `update`: replace text/sql of an active memory in place (history keeps the old text).
+ * - `supersede`: mark `target` superseded and insert the new fact with `supersedes = target`.
+ * - `delete` / `restore`: status changes, recorded in history.
+ * - `noop`: only a history entry with the reason.
+ */
+export type MemoryOp =
+  | { op: 'add'; memory: NewMemory; embedding: number[]; reason?: string }
+  | { op: 'update'; id: string; memory: NewMemory; embedding: number[]; reason?: string }
+  | { op: 'supersede'; target: string; memory: NewMemory; embedding: number[]; reason?: string }
+  | { op: 'delete'; id: string; reason?: string }
+  | { op: 'restore'; id: string; reason?: string }
+  | { op: 'noop'; id?: string; text: string; reason: string };
+
+/** What a write did, per op, in order. */
+export interface MemoryWriteResult {
+  op: MemoryOp['op'];
+  /** The memory created or changed (absent for a pure noop). */
+  memory?: Memory;
+  /** True when an `add` turned into a NOOP because of an exact duplicate. */
+  duplicate?: boolean;
+}
+
+/** Options of {@link MemoryStore.search}. */
+export interface MemorySearchOptions {
+  embedding: number[];
+  /** Most results; default 5. */
+  topK?: number;
+  /** Least similarity (1 − cosine distance) to return; default 0 (no floor). */
+  minSimilarity?: number;
+  kinds?: MemoryKind[];
+}
+
+/** Options of {@link MemoryStore.list}. */
+export interface MemoryListOptions {
+  kinds?: MemoryKind[];
+  /** Statuses to include; default `['active']`. */
+  statuses?: MemoryStatus[];
+  limit?: number;
+}
+
+/**
+ * Durable memory storage (PostgreSQL + pgvector; embedded PGlite by default). Every method takes
+ * the scope as a required argument and applies it in SQL before any ranking.
+ */
+export interface MemoryStore {
+  /**
+   * Runs migrations and checks the embedding model and dimension recorded in the store.
+   * @throws SqlrecallError `memory_embedding_mismatch` when they differ (run `sqlrecall memory reembed`).
+   */
+  init(embedding: { model: string; dimensions: number }): Promise<void>;
+  write(scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]>;
+  /** Exact (scope-filtered) nearest neighbours among active memories, best first. */
+  search(scope: MemoryScope, options: MemorySearchOptions): Promise<ScoredMemory[]>;
+  list(scope: MemoryScope, options?: MemoryListOptions): Promise<Memory[]>;
+  /** A memory by id, only if it belongs to `scope`; otherwise null (never another scope's). */
+  get(scope: MemoryScope, id: string): Promise<Memory | null>;
+  /** History of one memory (if it belongs to `scope`), or of the whole scope when `id` is omitted. */
+  history(scope: MemoryScope, id?: string): Promise<MemoryHistoryEntry[]>;
+  close(): Promise<void>;
+}
