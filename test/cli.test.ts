@@ -260,6 +260,14 @@ describe('sqlrecall CLI', () => {
       expect(pulled.stderr).toMatch(/pulled qwen2\.5-coder:7b/);
       expect(server.requests.some((r) => r.endpoint === 'pull')).toBe(true);
       expect(pulled.stdout).toContain(`pglite:${join(home, 'demo-shop')}`);
+      // The demo (already created) opens chat on the shop and reaches its prompt.
+      const chat = await runSqlrecall(['demo'], {
+        env: { SQLRECALL_HOME: home, OLLAMA_HOST: server.url },
+        input: 'exit\n',
+      });
+      expect(chat.code, chat.stderr).toBe(0);
+      expect(chat.stdout).toContain('sqlrecall> ');
+      expect(chat.stderr).toMatch(/sqlrecall chat on pglite:.*demo-shop \(4 tables\)/);
     } finally {
       await server.close();
     }

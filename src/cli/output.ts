@@ -28,7 +28,7 @@ export function displayCell(value: CellValue): string {
 export function printResult(io: CliIO, result: QueryResult, maxRows: number): void {
   const table = new Table({
     head: result.columns.map((c) => c.name),
-    style: { head: [], border: [] },
+    style: { head: [], border: [], compact: true },
     wordWrap: false,
   });
   for (const row of result.rows.slice(0, DISPLAY_MAX_ROWS)) table.push(row.map(displayCell));
