@@ -37,6 +37,15 @@ SELECT (SELECT count(*) FROM customers) || '/' || (SELECT md5(string_agg(c::text
        (SELECT count(*) FROM t) || '/' || (SELECT md5(string_agg(x::text, ',' ORDER BY id)) FROM t x) || '|' ||
        (SELECT last_value FROM customers_id_seq) || '|' || (SELECT count(*) FROM pg_largeobject_metadata) AS content`;
 
+/** Runs the snapshot queries through any driver. */
+async function snapshotWith(
+  query: (sql: string) => Promise<{ rows: Record<string, string>[] }>,
+): Promise<string> {
+  const rels = await query(SNAPSHOT_SQL);
+  const content = await query(CONTENT_SQL);
+  return `${rels.rows.map((r) => r.rel).join(',')}\n${content.rows[0]?.content}`;
+}
+
 /** Creates the shop fixture in a fresh PGlite data directory (closed again; the CLI opens it). */
 export async function pgliteShop(): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-fixture-'));
@@ -48,9 +57,7 @@ export async function pgliteShop(): Promise<Fixture> {
     async snapshot() {
       const probe = new PGlite(dir);
       try {
-        const rels = await probe.query<{ rel: string }>(SNAPSHOT_SQL);
-        const content = await probe.query<{ content: string }>(CONTENT_SQL);
-        return `${rels.rows.map((r) => r.rel).join(',')}\n${content.rows[0]?.content}`;
+        return await snapshotWith((sql) => probe.query<Record<string, string>>(sql));
       } finally {
         await probe.close();
       }
@@ -73,9 +80,7 @@ export async function serverShop(): Promise<Fixture & { db: TempDatabase }> {
       const c = new pg.Client({ connectionString: db.url });
       await c.connect();
       try {
-        const rels = await c.query<{ rel: string }>(SNAPSHOT_SQL);
-        const content = await c.query<{ content: string }>(CONTENT_SQL);
-        return `${rels.rows.map((r) => r.rel).join(',')}\n${content.rows[0]?.content}`;
+        return await snapshotWith((sql) => c.query<Record<string, string>>(sql));
       } finally {
         await c.end();
       }
