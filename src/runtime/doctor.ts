@@ -110,3 +110,85 @@ export async function checkDatabase(runtime: Runtime): Promise<Check> {
     };
   }
 }
+
+/**
+ * The recommended read-only role (README "Safety"): log in as this role so that even a statement
+ * that got past every check could not write. `database` and `schemas` are quoted as identifiers.
+ */
+export function readOnlyRoleSql(database: string, schemas: string[] = ['public']): string {
+  const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+  const lines = [
+    "CREATE ROLE sqlrecall_reader LOGIN PASSWORD 'choose-a-password';",
+    `GRANT CONNECT ON DATABASE ${ident(database)} TO sqlrecall_reader;`,
+  ];
+  for (const schema of schemas) {
+    lines.push(
+      `GRANT USAGE ON SCHEMA ${ident(schema)} TO sqlrecall_reader;`,
+      `GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(schema)} TO sqlrecall_reader;`,
+      `ALTER DEFAULT PRIVILEGES IN SCHEMA ${ident(schema)} GRANT SELECT ON TABLES TO sqlrecall_reader;`,
+    );
+  }
+  lines.push('ALTER ROLE sqlrecall_reader SET default_transaction_read_only = on;');
+  return lines.join('\n');
+}
+
+/**
+ * What the connected role may do, in one catalog query: superuser, BYPASSRLS, CREATEROLE/CREATEDB,
+ * write privileges (INSERT, UPDATE, DELETE, TRUNCATE via `has_table_privilege`) on user tables,
+ * and CREATE on user schemas.
+ */
+export const ROLE_PRIVILEGES_SQL = `SELECT current_user::text AS role, current_database()::text AS database,
+  r.rolsuper AS superuser, r.rolbypassrls AS bypassrls, (r.rolcreaterole OR r.rolcreatedb) AS creates,
+  (SELECT count(*)::int4 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relkind IN ('r', 'p') AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'
+      AND (has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE')
+        OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE'))) AS writable_tables,
+  (SELECT array_agg(n.nspname::text ORDER BY n.nspname) FROM pg_catalog.pg_namespace n
+    WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'
+      AND has_schema_privilege(n.oid, 'CREATE')) AS create_schemas,
+  (SELECT array_agg(n.nspname::text ORDER BY n.nspname) FROM pg_catalog.pg_namespace n
+    WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'
+      AND has_schema_privilege(n.oid, 'USAGE')) AS usable_schemas
+FROM pg_catalog.pg_roles r WHERE r.rolname = current_user`;
+
+/**
+ * Warns when the connected role can write (superuser, BYPASSRLS, CREATEROLE/CREATEDB, write
+ * privileges on a table, CREATE on a schema), with the read-only role setup as the fix. Embedded
+ * PGlite has no roles worth checking. Runs through the connector's read-only execution.
+ */
+export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undefined> {
+  const url = runtime.config.databaseUrl;
+  if (!url || /^pglite:/i.test(url)) return undefined;
+  try {
+    const db = await runtime.database();
+    const result = await db.execute(ROLE_PRIVILEGES_SQL, { maxRows: 1, timeoutMs: 10_000 });
+    const [role, database, superuser, bypassrls, creates, writable, createSchemas, usable] =
+      result.rows[0] ?? [];
+    const powers: string[] = [];
+    if (superuser === true) powers.push('it is a superuser');
+    if (bypassrls === true) powers.push('it bypasses row-level security');
+    if (creates === true) powers.push('it can create roles or databases');
+    if (typeof writable === 'number' && writable > 0)
+      powers.push(`it can INSERT, UPDATE, DELETE or TRUNCATE ${writable} table${writable === 1 ? '' : 's'}`);
+    if (Array.isArray(createSchemas) && createSchemas.length > 0)
+      powers.push(`it can create objects in schema ${createSchemas.join(', ')}`);
+    if (powers.length === 0)
+      return { name: 'database role', ok: true, level: 'ok', message: `role ${String(role)} cannot write` };
+    const schemas = Array.isArray(usable) && usable.length > 0 ? usable.map(String) : ['public'];
+    return {
+      name: 'database role',
+      ok: true,
+      level: 'warn',
+      message: `The role ${String(role)} can write (${powers.join('; ')}). sqlrecall only reads, but a read-only role is the last line of defence.`,
+      fix: `connect as a read-only role, created once by an administrator:\n${readOnlyRoleSql(String(database), schemas)}`,
+    };
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    return {
+      name: 'database role',
+      ok: true,
+      level: 'warn',
+      message: `Could not check the role's privileges: ${err.message}`,
+    };
+  }
+}

@@ -5,10 +5,12 @@
  * fail closed. The policy itself is data in `guard-rules.ts`.
  */
 import { loadModule, parseSync, scanSync } from 'libpg-query';
+import type { Schema } from '../core/schema.js';
+import { checkAllowlist } from './allowlist.js';
 import {
-  EXECUTING_EXPLAIN_OPTIONS,
   GUARD_RULES,
   type GuardRule,
+  matchesPattern,
   READ_STATEMENT_TYPES,
   type ReadKind,
   STATEMENT_LABELS,
@@ -17,11 +19,25 @@ import { isSignificant, lexSql } from './lexer.js';
 
 export type { GuardRule, ReadKind } from './guard-rules.js';
 
+/** Options of {@link guardSql}. */
+export interface GuardOptions {
+  /**
+   * Allowlist mode (`--allow-tables`): patterns `schema.table`, `schema.*` or `table` (any
+   * schema); every relation the statement reads must match one. Empty or undefined: no allowlist.
+   */
+  allowTables?: readonly string[];
+  /**
+   * The catalog, used in allowlist mode to resolve unqualified names through the search path
+   * (`schema.schemas`, in order). Without it unqualified names resolve to `public`.
+   */
+  schema?: Schema;
+}
+
 /**
  * Verdict of {@link guardSql}. `sql` is the single statement from its first to its last token
  * (no semicolon, no surrounding comments or whitespace), ready to wrap as
  * `DECLARE c CURSOR FOR <sql>`. `rule` names the rule that refused (`GUARD_RULES` ids, or one of
- * `empty`, `nul-byte`, `parse-error`, `multiple-statements`, `statement-kind`, `explain-analyze`,
+ * `empty`, `nul-byte`, `parse-error`, `multiple-statements`, `statement-kind`, `allowlist`,
  * `internal`).
  */
 export type GuardVerdict =
@@ -32,13 +48,19 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 let loading: Promise<void> | undefined;
+let loaded = false;
 
 /** Loads the parser's WASM module once per process (memoized; a failed load is retried next call). */
 export function loadGuardParser(): Promise<void> {
-  loading ??= loadModule().catch((error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
+  loading ??= loadModule().then(
+    () => {
+      loaded = true;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
   return loading;
 }
 
@@ -46,7 +68,7 @@ export function loadGuardParser(): Promise<void> {
  * Checks that `sql` is exactly one read-only statement. Never throws: every input, however
  * broken, gets a verdict (a parser that cannot load refuses with rule `internal`).
  */
-export async function guardSql(sql: string): Promise<GuardVerdict> {
+export async function guardSql(sql: string, options: GuardOptions = {}): Promise<GuardVerdict> {
   if (typeof sql !== 'string' || sql.trim() === '')
     return refuse('empty', 'refused: there is no SQL statement');
   if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
@@ -56,13 +78,30 @@ export async function guardSql(sql: string): Promise<GuardVerdict> {
     return refuse('internal', `refused: the SQL parser could not be loaded (${messageOf(error)})`);
   }
   try {
-    return check(sql);
+    return check(sql, options);
   } catch (error) {
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }
 }
 
-function check(sql: string): GuardVerdict {
+/**
+ * The synchronous form of {@link guardSql}, for hot loops (fuzzing, benchmarks): the same verdicts,
+ * but the parser must already be loaded ({@link loadGuardParser}); otherwise it refuses with rule
+ * `internal`. Never throws.
+ */
+export function guardSqlSync(sql: string, options: GuardOptions = {}): GuardVerdict {
+  if (typeof sql !== 'string' || sql.trim() === '')
+    return refuse('empty', 'refused: there is no SQL statement');
+  if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
+  if (!loaded) return refuse('internal', 'refused: the SQL parser is not loaded yet');
+  try {
+    return check(sql, options);
+  } catch (error) {
+    return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
+  }
+}
+
+function check(sql: string, options: GuardOptions): GuardVerdict {
   let tree: JsonObject;
   try {
     tree = parseSync(sql) as unknown as JsonObject;
@@ -80,22 +119,11 @@ function check(sql: string): GuardVerdict {
   const raw = stmts[0]!;
   const stmt = (raw.stmt ?? {}) as JsonObject;
   const type = Object.keys(stmt)[0] ?? 'RawStmt';
-  if (!READ_STATEMENT_TYPES.includes(type)) return refuseKind(type);
+  if (!READ_STATEMENT_TYPES.includes(type)) return findViolation(stmt) ?? refuseKind(type);
   if (type === 'ExplainStmt') {
-    const explain = stmt.ExplainStmt as JsonObject;
-    const options = Array.isArray(explain.options) ? explain.options : [];
-    for (const option of options) {
-      const name = String(
-        ((option as JsonObject).DefElem as JsonObject | undefined)?.defname ?? '',
-      ).toLowerCase();
-      if (EXECUTING_EXPLAIN_OPTIONS.includes(name)) {
-        return refuse(
-          'explain-analyze',
-          'refused: EXPLAIN ANALYZE executes the statement; use plain EXPLAIN',
-        );
-      }
-    }
-    const inner = Object.keys((explain.query ?? {}) as JsonObject)[0] ?? 'RawStmt';
+    const explained = findViolation(stmt);
+    if (explained) return explained;
+    const inner = Object.keys(((stmt.ExplainStmt as JsonObject).query ?? {}) as JsonObject)[0] ?? 'RawStmt';
     if (inner !== 'SelectStmt') return refuseKind(inner, 'EXPLAIN of ');
   }
   const violation = findViolation(stmt);
@@ -103,6 +131,10 @@ function check(sql: string): GuardVerdict {
   const { text, startByte } = statementText(sql, raw);
   if (!sameTree(text, startByte, stmt)) {
     return refuse('internal', 'refused: the statement could not be isolated from the surrounding text');
+  }
+  if (options.allowTables && options.allowTables.length > 0) {
+    const denied = checkAllowlist(stmt, options.allowTables, options.schema);
+    if (denied) return refuse('allowlist', denied);
   }
   return { ok: true, sql: text, kind: kindOf(type, text) };
 }
@@ -131,23 +163,27 @@ function findViolation(root: JsonObject): GuardVerdict | undefined {
 /** The name a rule matched on the field `key` holding `value`, or undefined. */
 function matchRule(rule: GuardRule, key: string, value: Json): string | undefined {
   const match = rule.match;
-  if ('nodes' in match) return match.nodes.includes(key) ? labelOf(key) : undefined;
+  if ('nodes' in match)
+    return /^[A-Z]/.test(key) && matchesPattern(key, match.nodes) ? labelOf(key, value) : undefined;
   if ('field' in match) return key === match.field && !isEmpty(value) ? key : undefined;
+  if ('explainOptions' in match) {
+    if (key !== 'ExplainStmt' || value === null || typeof value !== 'object' || Array.isArray(value))
+      return undefined;
+    const options = Array.isArray(value.options) ? value.options : [];
+    for (const option of options) {
+      const name = String(((option as JsonObject).DefElem as JsonObject | undefined)?.defname ?? '');
+      if (matchesPattern(name, match.explainOptions)) return name.toUpperCase();
+    }
+    return undefined;
+  }
   if ('functions' in match) {
     if (key !== 'funcname' || !Array.isArray(value)) return undefined;
     const last = value[value.length - 1] as JsonObject | undefined;
     const name = String((last?.String as JsonObject | undefined)?.sval ?? '');
-    return matchesName(name, match.functions) ? name : undefined;
+    return matchesPattern(name, match.functions) ? name : undefined;
   }
   if (key !== 'relname' || typeof value !== 'string') return undefined;
-  return matchesName(value, match.relations) ? value : undefined;
-}
-
-function matchesName(name: string, patterns: readonly string[]): boolean {
-  const lower = name.toLowerCase();
-  return patterns.some((pattern) =>
-    pattern.endsWith('*') ? lower.startsWith(pattern.slice(0, -1)) : lower === pattern,
-  );
+  return matchesPattern(value, match.relations) ? value : undefined;
 }
 
 function isEmpty(value: Json): boolean {
@@ -220,8 +256,30 @@ function refuseKind(type: string, prefix = ''): GuardVerdict {
   );
 }
 
-/** `DropStmt` → `DROP`, `CreateTableAsStmt` → `CREATE TABLE AS` (or a label from STATEMENT_LABELS). */
-function labelOf(type: string): string {
+/** Statement words of `TransactionStmt.kind` (PostgreSQL's TransactionStmtKind). */
+const TRANSACTION_WORDS: Readonly<Record<string, string>> = {
+  TRANS_STMT_BEGIN: 'BEGIN',
+  TRANS_STMT_START: 'START TRANSACTION',
+  TRANS_STMT_COMMIT: 'COMMIT',
+  TRANS_STMT_ROLLBACK: 'ROLLBACK',
+  TRANS_STMT_SAVEPOINT: 'SAVEPOINT',
+  TRANS_STMT_RELEASE: 'RELEASE SAVEPOINT',
+  TRANS_STMT_ROLLBACK_TO: 'ROLLBACK TO SAVEPOINT',
+  TRANS_STMT_PREPARE: 'PREPARE TRANSACTION',
+  TRANS_STMT_COMMIT_PREPARED: 'COMMIT PREPARED',
+  TRANS_STMT_ROLLBACK_PREPARED: 'ROLLBACK PREPARED',
+};
+
+/**
+ * `DropStmt` → `DROP`, `CreateTableAsStmt` → `CREATE TABLE AS` (or a label from STATEMENT_LABELS);
+ * transaction control and SET/RESET are named by their own words when the node says which.
+ */
+function labelOf(type: string, node?: Json): string {
+  const fields = node !== null && typeof node === 'object' && !Array.isArray(node) ? node : {};
+  if (type === 'TransactionStmt' && typeof fields.kind === 'string' && TRANSACTION_WORDS[fields.kind])
+    return TRANSACTION_WORDS[fields.kind]!;
+  if (type === 'VariableSetStmt' && typeof fields.kind === 'string')
+    return fields.kind.startsWith('VAR_RESET') ? 'RESET' : 'SET';
   const known = STATEMENT_LABELS[type];
   if (known) return known;
   return type

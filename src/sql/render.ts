@@ -118,7 +118,7 @@ function renderType(column: Column, maxEnumValues: number): string {
   if (column.enumValues) {
     const shown = column.enumValues
       .slice(0, maxEnumValues)
-      .map((label) => `'${label.replaceAll("'", "''")}'`);
+      .map((label) => `'${neutralizeTags(label.replace(/\s+/g, ' ')).replaceAll("'", "''")}'`);
     const hidden = column.enumValues.length - shown.length;
     text += `[${shown.join(',')}${hidden > 0 ? `,…+${hidden}` : ''}]`;
   }
@@ -129,8 +129,18 @@ function identList(names: string[]): string {
   return names.map(quoteIdent).join(', ');
 }
 
-/** One line, bounded, and unable to end the `/* … *\/` or line it is embedded in. */
+/**
+ * Untrusted catalog text (comments, enum labels) cannot open or close a prompt block: a tag-like
+ * `<schema>` / `</schema>` / `<memories>` loses its `<` (shown as `‹`).
+ */
+export function neutralizeTags(text: string): string {
+  return text.replace(/<(\s*\/?\s*[A-Za-z_])/g, '‹$1');
+}
+
+/** One line, bounded, and unable to end the `/* … *\/` or line it is embedded in, or a prompt block. */
 function cleanComment(comment: string, maxLength: number): string {
-  const flat = comment.replace(/\s+/g, ' ').replaceAll('*/', '* /').replaceAll('/*', '/ *').trim();
+  const flat = neutralizeTags(
+    comment.replace(/\s+/g, ' ').replaceAll('*/', '* /').replaceAll('/*', '/ *'),
+  ).trim();
   return flat.length > maxLength ? `${flat.slice(0, maxLength - 1).trimEnd()}…` : flat;
 }

@@ -2,10 +2,11 @@
  * `sqlrecall doctor`: checks the model server, the models and the database, and prints the exact
  * command that fixes each problem. Exit code: 0 when nothing failed, else the first failure's code.
  */
-import pc from 'picocolors';
+
 import { ERROR_TABLE, toSqlrecallError } from '../../core/errors.js';
-import { type Check, checkDatabase, checkModels } from '../../runtime/doctor.js';
+import { type Check, checkDatabase, checkDatabaseRole, checkModels } from '../../runtime/doctor.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
 import { configFrom, type GlobalOptions, reportError } from '../program.js';
@@ -17,7 +18,12 @@ export async function runDoctor(io: CliIO, opts: GlobalOptions): Promise<number>
   try {
     const config = configFrom(io, opts);
     runtime = new Runtime(config);
-    const checks: Check[] = [...(await checkModels(runtime)), await checkDatabase(runtime)];
+    const database = await checkDatabase(runtime);
+    const checks: Check[] = [...(await checkModels(runtime)), database];
+    if (database.level === 'ok') {
+      const role = await checkDatabaseRole(runtime);
+      if (role) checks.push(role);
+    }
     const failed = checks.find((c) => c.level === 'fail');
     const code = failed ? ERROR_TABLE[failed.code ?? 'internal'].exitCode : 0;
     if (json) {
@@ -31,7 +37,8 @@ export async function runDoctor(io: CliIO, opts: GlobalOptions): Promise<number>
               ? pc.yellow('warn')
               : pc.red('FAIL');
         io.stdout.write(`${mark} ${check.message}\n`);
-        if (check.fix && check.level !== 'ok') io.stdout.write(`     fix: ${check.fix}\n`);
+        if (check.fix && check.level !== 'ok')
+          io.stdout.write(`     fix: ${check.fix.replaceAll('\n', '\n          ')}\n`);
       }
     }
     return code;

@@ -3,6 +3,7 @@
  * without a model. `-` reads the statement from stdin.
  */
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import type { Schema } from '../../core/schema.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { guardSql } from '../../sql/guard.js';
 import type { CliIO } from '../io.js';
@@ -15,6 +16,13 @@ async function readStdin(io: CliIO): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The user-facing refusal: `Refused: pg_sleep can stall the database`. */
+export function refusal(reason: string, rule: string): SqlrecallError {
+  return new SqlrecallError('guard_refused', `Refused: ${reason.replace(/^refused: /, '')}`, {
+    details: { rule },
+  });
+}
+
 /** Runs `sql`. */
 export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Promise<number> {
   const json = Boolean(opts.json);
@@ -23,13 +31,18 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   try {
     const config = configFrom(io, opts);
     if (sql.trim() === '-') sql = await readStdin(io);
-    const verdict = await guardSql(sql);
-    if (!verdict.ok) {
-      throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason}`, {
-        details: { rule: verdict.rule },
-      });
+    const allowTables = config.allowTables;
+    // The allowlist resolves unqualified names through the search path: it needs the catalog.
+    let schema: Schema | undefined;
+    let verdict = await guardSql(sql);
+    if (verdict.ok && allowTables.length > 0) {
+      runtime = new Runtime(config);
+      const catalog = await runtime.database();
+      schema = await catalog.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
+      verdict = await guardSql(sql, { allowTables, schema });
     }
-    runtime = new Runtime(config);
+    if (!verdict.ok) throw refusal(verdict.reason, verdict.rule);
+    runtime ??= new Runtime(config);
     const db = await runtime.database();
     const result = await db.execute(verdict.sql, {
       maxRows: config.maxRows,

@@ -27,6 +27,12 @@ const POOL_MAX = 3;
 /** Connection attempts give up after this many milliseconds (then `db_unreachable`). */
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * Extra time after `timeoutMs` before the client cancels the backend itself (the server's
+ * statement_timeout normally fires first; this covers the whole BEGIN…FETCH round trip).
+ */
+const WATCHDOG_GRACE_MS = 500;
+
 /** Returns every value as the server's text; conversion happens in `values.ts`. */
 const RAW_TYPES: pg.CustomTypesConfig = {
   getTypeParser: (() => (value: string) => value) as unknown as pg.CustomTypesConfig['getTypeParser'],
@@ -132,20 +138,28 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         },
       };
       let active = true;
+      let timedOut = false;
       const onAbort = (): void => {
         void cancelBackend(options.url, client, () => active);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      // statement_timeout cancels on the server; this watchdog covers the whole round trip
+      // (BEGIN, DECLARE, FETCH) and a server that does not honour it, then cancels the backend.
+      const watchdog = setTimeout(() => {
+        timedOut = true;
+        void cancelBackend(options.url, client, () => active);
+      }, executeOptions.timeoutMs + WATCHDOG_GRACE_MS);
       try {
         return await executeReadOnly(session, sql, executeOptions, types, true);
       } catch (error) {
         throw queryError(error, {
           displayName,
           timeoutMs: executeOptions.timeoutMs,
-          aborted: signal?.aborted,
+          aborted: signal?.aborted && !timedOut,
         });
       } finally {
         active = false;
+        clearTimeout(watchdog);
         signal?.removeEventListener('abort', onAbort);
         client.release(broken);
       }

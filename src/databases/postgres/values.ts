@@ -114,7 +114,19 @@ function convertArray(items: ArrayItem[], elementOid: number, elementOf: Element
   );
 }
 
+/**
+ * Parses json/jsonb text; keeps the text itself when a number in it has more than 15 significant
+ * digits (a JavaScript number would silently lose some, e.g. `12345678901234567890`).
+ */
 function parseJson(text: string): CellValue {
+  const outsideStrings = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  for (const number of outsideStrings.match(/-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g) ?? []) {
+    const digits = number
+      .replace(/[eE].*$/, '')
+      .replace(/[-.]/g, '')
+      .replace(/^0+/, '');
+    if (digits.replace(/0+$/, '').length > 15) return text;
+  }
   try {
     return JSON.parse(text) as CellValue;
   } catch {

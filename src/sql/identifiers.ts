@@ -1,0 +1,165 @@
+/**
+ * The identifier check (DESIGN.md "SQL safety, in depth", step 3): before a statement runs, every
+ * table and column reference is checked against the catalog, resolving aliases, CTE names (and their
+ * column lists), subquery aliases, LATERAL and correlated subqueries and the search path (the
+ * introspected schemas, in order); quoted identifiers are case-sensitive. Unknown names come back
+ * with the closest catalog names ("did you mean customers.country?") for the repair prompt.
+ *
+ * Conservative: a name that could come from something the check cannot see into (a function's
+ * output columns, a system catalog, a relation outside the introspected schemas, a sequence) is
+ * never reported. The database has the last word either way.
+ */
+import { parseSync } from 'libpg-query';
+import type { Schema } from '../core/schema.js';
+import { loadGuardParser } from './guard.js';
+import { qualifiedName, quoteIdent } from './render.js';
+import { analyzeStatement, type JsonObject, type UnresolvedName } from './scope.js';
+
+/** One name that does not exist, with the closest catalog names. */
+export interface UnknownIdentifier {
+  kind: 'table' | 'column';
+  /** The name as PostgreSQL sees it (unquoted names folded to lower case). */
+  name: string;
+  /** The qualifier as written (`c` in `c.contry`, or a schema for a table), if any. */
+  qualifier?: string;
+  /** Closest existing names, best first, ready to paste (`customers.country`, `"Order Date"`). */
+  candidates: string[];
+  /** One sentence for the repair prompt, e.g. `column "contry" does not exist in customers; did you mean customers.country?` */
+  message: string;
+}
+
+/** Result of {@link checkIdentifiers}. */
+export interface IdentifierCheck {
+  ok: boolean;
+  unknown: UnknownIdentifier[];
+}
+
+/** Most candidates listed per unknown name. */
+const MAX_CANDIDATES = 3;
+
+/**
+ * Checks the table and column names of one read statement against `schema`. Statements that do not
+ * parse, or that the analysis cannot model, pass (`ok: true`): the guard and the database judge them.
+ */
+export async function checkIdentifiers(sql: string, schema: Schema): Promise<IdentifierCheck> {
+  await loadGuardParser();
+  let stmt: JsonObject | undefined;
+  try {
+    const tree = parseSync(sql) as unknown as { stmts?: { stmt?: JsonObject }[] };
+    if (tree.stmts?.length !== 1) return { ok: true, unknown: [] };
+    stmt = tree.stmts[0]?.stmt;
+  } catch {
+    return { ok: true, unknown: [] };
+  }
+  if (!stmt) return { ok: true, unknown: [] };
+  let unresolved: UnresolvedName[];
+  try {
+    unresolved = analyzeStatement(stmt, schema).unresolved;
+  } catch {
+    return { ok: true, unknown: [] }; // e.g. a tree too deep to walk recursively: let the database judge
+  }
+  const seen = new Set<string>();
+  const unknown: UnknownIdentifier[] = [];
+  for (const entry of unresolved) {
+    const key = `${entry.kind}:${entry.qualifier ?? ''}.${entry.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    unknown.push(describe(entry, schema));
+  }
+  return { ok: unknown.length === 0, unknown };
+}
+
+/** The repair-prompt text for a failed check: one line per unknown name. */
+export function formatUnknownIdentifiers(unknown: UnknownIdentifier[]): string {
+  return unknown.map((u) => u.message).join('\n');
+}
+
+function describe(entry: UnresolvedName, schema: Schema): UnknownIdentifier {
+  const shown = quoteIdent(entry.name);
+  if (entry.kind === 'table') {
+    // A qualifier of a column (`x.country`) names a FROM item: suggest the aliases in scope.
+    if (entry.scopeAliases.length > 0) {
+      const aliases = [...new Set(entry.scopeAliases)].map((a) => ({ key: a, text: quoteIdent(a) }));
+      return finish(entry, closest(entry.name, aliases), `table or alias ${shown} is not in the FROM clause`);
+    }
+    const pool = schema.tables.map((t) => ({ key: t.name, text: qualifiedName(t) }));
+    const candidates = closest(entry.name, pool);
+    const what = entry.qualifier
+      ? `table ${quoteIdent(entry.qualifier)}.${shown} does not exist`
+      : `table ${shown} does not exist`;
+    return finish(entry, candidates, what);
+  }
+  const local = entry.scopeColumns.map((c) => ({
+    key: c.column,
+    text: `${quoteIdent(c.owner)}.${quoteIdent(c.column)}`,
+  }));
+  let candidates = closest(entry.name, local);
+  if (candidates.length === 0 && !entry.qualifier) {
+    const everywhere = schema.tables.flatMap((t) =>
+      t.columns.map((c) => ({ key: c.name, text: `${qualifiedName(t)}.${quoteIdent(c.name)}` })),
+    );
+    candidates = closest(entry.name, everywhere);
+  }
+  const owners = [...new Set(entry.scopeTables.map((t) => qualifiedName(t)))];
+  const where = entry.qualifier
+    ? ` in ${entry.scopeTables[0] ? qualifiedName(entry.scopeTables[0]) : quoteIdent(entry.qualifier)}`
+    : owners.length > 0
+      ? ` in ${owners.slice(0, 4).join(', ')}`
+      : '';
+  return finish(
+    entry,
+    candidates,
+    `column ${entry.qualifier ? `${quoteIdent(entry.qualifier)}.` : ''}${shown} does not exist${where}`,
+  );
+}
+
+function finish(entry: UnresolvedName, candidates: string[], what: string): UnknownIdentifier {
+  const hint = candidates.length > 0 ? `; did you mean ${candidates.join(' or ')}?` : '';
+  return {
+    kind: entry.kind,
+    name: entry.name,
+    ...(entry.qualifier ? { qualifier: entry.qualifier } : {}),
+    candidates,
+    message: `${what}${hint}`,
+  };
+}
+
+/**
+ * The closest names to `name` (case-insensitive Levenshtein; a shared prefix/containment also
+ * counts), at most {@link MAX_CANDIDATES}, each within a distance of max(1, length / 3).
+ */
+export function closest(name: string, pool: { key: string; text: string }[]): string[] {
+  const target = name.toLowerCase();
+  const scored = new Map<string, number>();
+  for (const { key, text } of pool) {
+    const lower = key.toLowerCase();
+    let score = levenshtein(target, lower);
+    if (lower.length >= 3 && target.length >= 3 && (lower.includes(target) || target.includes(lower)))
+      score = Math.min(score, 1.5);
+    const limit = Math.max(1, Math.floor(Math.max(target.length, lower.length) / 3));
+    if (score > limit) continue;
+    const before = scored.get(text);
+    if (before === undefined || score < before) scored.set(text, score);
+  }
+  return [...scored.entries()]
+    .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))
+    .slice(0, MAX_CANDIDATES)
+    .map(([text]) => text);
+}
+
+/** Edit distance (insertions, deletions, substitutions), O(|a|·|b|) time, O(|b|) memory. */
+export function levenshtein(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a.length === 0) return b.length;
+  if (b.length === 0) return a.length;
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
