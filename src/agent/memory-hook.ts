@@ -1,0 +1,299 @@
+/**
+ * The memory side of one message, as a hook the {@link Assistant} calls at three points (so
+ * `ask()` stays a short composition):
+ * 1. `begin` — classify the message; answer memory-only messages (instruction → "Remembered: …",
+ *    memory commands, greetings) without SQL; for a message that also asks, queue its instruction
+ *    as a durable pending write BEFORE answering;
+ * 2. `prompt` — the memories and the conversation for the SQL prompt;
+ * 3. `finish` — after the answer is shown: record the turn, then apply the pending write.
+ * Memory off for the user → nothing is recalled or learned, and turns are kept in this process only.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Memory, MemoryScope } from '../core/memory.js';
+import type { ChatModel } from '../core/ports.js';
+import type { Schema } from '../core/schema.js';
+import type { MemoryChange } from '../core/steps.js';
+import { type Classification, classifyMessage } from '../memory/classify.js';
+import {
+  type ConversationContext,
+  loadConversation,
+  recordTurn,
+  renderConversation,
+} from '../memory/conversation.js';
+import type { RecalledMemory } from '../memory/recall.js';
+import { MemoryService, type PendingLearn } from '../memory/service.js';
+import { clip } from '../memory/text.js';
+
+/** Inputs of {@link MemoryHook.begin}. */
+export interface MemoryTurnInput {
+  user: string;
+  team?: string;
+  message: string;
+  /** Conversation to continue; default a fresh one. */
+  conversationId?: string;
+  /** Memory ids (or id prefixes of ≥ 4 characters) to skip for this message. */
+  without?: string[];
+  schema: Schema;
+  signal?: AbortSignal;
+}
+
+/** A message answered without SQL. */
+export interface MemoryReply {
+  text: string;
+  changes: MemoryChange[];
+  problems: string[];
+}
+
+/** What the SQL prompt gets from memory. */
+export interface MemoryPrompt {
+  recalled: RecalledMemory[];
+  /** The instruction part of this message (not stored yet), applied to this answer. */
+  transient: string[];
+  /** Rendered conversation context ('' when none). */
+  conversationText: string;
+}
+
+/** The memory side of one message. */
+export interface MemoryTurn {
+  classification: Classification;
+  conversationId: string;
+  /** Set when the message needs no SQL: the reply to show. */
+  reply: MemoryReply | null;
+  /** The question to answer (the question part of a message that is both). */
+  question: string;
+  prompt(tablesInPlay: string[]): Promise<MemoryPrompt>;
+  /** Records the turn and applies the pending write (after the answer is shown). */
+  finish(turn: {
+    sql: string | null;
+    rowCount: number | null;
+    answer: string | null;
+  }): Promise<MemoryReply | null>;
+  /** The question failed: applies the pending write anyway (never throws; a failure stays queued). */
+  abandon(): Promise<void>;
+}
+
+/** The hook the Assistant calls. */
+export interface MemoryHook {
+  begin(input: MemoryTurnInput): Promise<MemoryTurn>;
+}
+
+/** Options of {@link createMemoryHook}. */
+export interface MemoryHookOptions {
+  service: MemoryService;
+  /** For classification when the patterns are unsure. */
+  chat?: ChatModel;
+}
+
+const GREETING =
+  'Ask me a question about your data, or tell me something to remember (for example "always show me customers from India").';
+
+/** Short form of a memory for replies: `[3f2a9c1b] preference: only customers from India`. */
+export function describeMemory(memory: Pick<Memory, 'id' | 'kind' | 'text'>): string {
+  return `[${memory.id.slice(0, 8)}] ${memory.kind}: ${memory.text}`;
+}
+
+/** "Remembered: …" text for a set of changes. */
+export function rememberedText(changes: MemoryChange[], problems: string[]): string {
+  const lines: string[] = [];
+  for (const c of changes) {
+    const id = c.id ? ` [${c.id.slice(0, 8)}]` : '';
+    if (c.action === 'NOOP') lines.push(`Already remembered${id}: ${c.text}`);
+    else if (c.action === 'SUPERSEDE') lines.push(`Remembered${id} (replaces an earlier memory): ${c.text}`);
+    else if (c.action === 'UPDATE') lines.push(`Updated${id}: ${c.text}`);
+    else lines.push(`Remembered${id}: ${c.text}`);
+  }
+  if (changes.length === 0 && problems.length === 0)
+    lines.push('Nothing to remember was found in that message.');
+  for (const p of problems) lines.push(`Note: ${p}`);
+  return lines.join('\n');
+}
+
+/** Creates the memory hook over a {@link MemoryService}. */
+export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
+  const { service } = options;
+  /** Turns of conversations whose user has memory off (kept in this process only). */
+  const localTurns = new Map<string, ConversationContext['turns']>();
+
+  async function commandReply(
+    scope: MemoryScope,
+    input: MemoryTurnInput,
+    c: Classification,
+  ): Promise<MemoryReply> {
+    if (c.command?.type === 'list') {
+      const own = await service.store.list(scope, { statuses: ['active'] });
+      const team =
+        input.team === undefined
+          ? []
+          : await service.store.list({ team: input.team }, { statuses: ['active'] });
+      if (own.length === 0 && team.length === 0)
+        return { text: 'I do not remember anything about you yet.', changes: [], problems: [] };
+      const lines = [
+        ...own.map(describeMemory),
+        ...team.map((m) => `${describeMemory(m)} (team ${input.team})`),
+      ];
+      return { text: `I remember:\n${lines.join('\n')}`, changes: [], problems: [] };
+    }
+    const target = c.command?.type === 'forget' ? c.command.target : '';
+    if (!target)
+      return {
+        text: 'Say what to forget, e.g. "forget the India filter", or use /forget <id>.',
+        changes: [],
+        problems: [],
+      };
+    const result = await service.forget(scope, target);
+    if (result.deleted) {
+      const d = result.deleted;
+      return {
+        text: `Forgot ${describeMemory(d)}\nUndo with: sqlrecall memory restore ${d.id} --user ${JSON.stringify(input.user)}`,
+        changes: [{ action: 'DELETE', id: d.id, kind: d.kind, text: d.text }],
+        problems: [],
+      };
+    }
+    if (result.candidates.length === 0)
+      return { text: `I have no memory matching "${clip(target, 80)}".`, changes: [], problems: [] };
+    return {
+      text: `Which one? Use /forget <id> (or sqlrecall memory delete <id>):\n${result.candidates.map(describeMemory).join('\n')}`,
+      changes: [],
+      problems: [],
+    };
+  }
+
+  async function begin(input: MemoryTurnInput): Promise<MemoryTurn> {
+    const scope: MemoryScope = { user: input.user };
+    const enabled = await service.isEnabled(scope);
+    const classification = await classifyMessage(input.message, { chat: options.chat, signal: input.signal });
+    const conversationId = input.conversationId ?? randomUUID();
+    const fresh = input.conversationId === undefined;
+    const base = { classification, conversationId };
+    const noPrompt = async (): Promise<MemoryPrompt> => ({
+      recalled: [],
+      transient: [],
+      conversationText: '',
+    });
+    const noFinish = async () => null;
+    const noAbandon = async () => {};
+
+    if (classification.kind === 'neither') {
+      return {
+        ...base,
+        reply: { text: GREETING, changes: [], problems: [] },
+        question: input.message,
+        prompt: noPrompt,
+        finish: noFinish,
+        abandon: noAbandon,
+      };
+    }
+    if (classification.kind === 'command') {
+      const reply = await commandReply(scope, input, classification);
+      return {
+        ...base,
+        reply,
+        question: input.message,
+        prompt: noPrompt,
+        finish: noFinish,
+        abandon: noAbandon,
+      };
+    }
+    const instruction = classification.instruction;
+    if (classification.kind === 'instruction') {
+      if (!enabled) {
+        const text = `Memory is off for ${input.user}: nothing was remembered. Turn it on with \`sqlrecall memory on --user ${JSON.stringify(input.user)}\`.`;
+        return {
+          ...base,
+          reply: { text, changes: [], problems: [] },
+          question: input.message,
+          prompt: noPrompt,
+          finish: noFinish,
+          abandon: noAbandon,
+        };
+      }
+      const payload: PendingLearn = {
+        type: 'learn',
+        message: instruction ?? input.message,
+        messageId: MemoryService.messageId(),
+        conversationId,
+      };
+      const pendingId = await service.enqueue(scope, payload);
+      const learned = await service.applyPending(pendingId, scope, payload, {
+        schema: input.schema,
+        signal: input.signal,
+      });
+      const reply = { text: rememberedText(learned.changes, learned.problems), ...learned };
+      return {
+        ...base,
+        reply,
+        question: input.message,
+        prompt: noPrompt,
+        finish: noFinish,
+        abandon: noAbandon,
+      };
+    }
+
+    // question, or both: answer now; learn the instruction part after the answer.
+    let pending: { id: string; payload: PendingLearn } | undefined;
+    if (classification.kind === 'both' && enabled && instruction) {
+      const payload: PendingLearn = {
+        type: 'learn',
+        message: instruction,
+        messageId: MemoryService.messageId(),
+        conversationId,
+      };
+      pending = { id: await service.enqueue(scope, payload), payload };
+    }
+    const question = classification.question ?? input.message;
+
+    const prompt = async (tablesInPlay: string[]): Promise<MemoryPrompt> => {
+      const recalled = enabled
+        ? await service.recall({
+            user: input.user,
+            team: input.team,
+            question,
+            tablesInPlay,
+            without: input.without,
+            signal: input.signal,
+          })
+        : [];
+      let context: ConversationContext | undefined;
+      if (!enabled)
+        context = { conversationId, summary: null, turns: (localTurns.get(conversationId) ?? []).slice(-3) };
+      else if (!fresh) context = await loadConversation(service.store, scope, conversationId);
+      return {
+        recalled,
+        transient: classification.kind === 'both' && instruction ? [instruction] : [],
+        conversationText: renderConversation(context),
+      };
+    };
+
+    const finish = async (turn: { sql: string | null; rowCount: number | null; answer: string | null }) => {
+      if (enabled) {
+        await recordTurn(service.store, scope, conversationId, { question, ...turn });
+      } else {
+        const turns = localTurns.get(conversationId) ?? [];
+        turns.push({
+          question,
+          sql: turn.sql,
+          rowCount: turn.rowCount,
+          summary: turn.answer ? clip(turn.answer, 240) : null,
+        });
+        localTurns.set(conversationId, turns.slice(-6));
+      }
+      if (!pending) return null;
+      const learned = await service.applyPending(pending.id, scope, pending.payload, {
+        schema: input.schema,
+        signal: input.signal,
+      });
+      return { text: rememberedText(learned.changes, learned.problems), ...learned };
+    };
+
+    const abandon = async () => {
+      if (!pending) return;
+      const { id, payload } = pending;
+      pending = undefined;
+      await service.applyPending(id, scope, payload, { schema: input.schema }).catch(() => undefined);
+    };
+
+    return { ...base, reply: null, question, prompt, finish, abandon };
+  }
+
+  return { begin };
+}

@@ -1,0 +1,329 @@
+/**
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed`:
+ * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
+ * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
+ * printed). Commands that only read or change statuses work without the embedding model.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { SqlrecallError } from '../../core/errors.js';
+import { MEMORY_KINDS, type Memory, type MemoryKind, type MemoryScope } from '../../core/memory.js';
+import type { Schema } from '../../core/schema.js';
+import { checkFact } from '../../memory/extract.js';
+import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
+import { Runtime } from '../../runtime/runtime.js';
+import { pc } from '../colors.js';
+import type { CliIO } from '../io.js';
+import { printJson } from '../output.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import { warnTo } from './ask.js';
+
+/** Subcommands of `memory`. */
+export const MEMORY_SUBCOMMANDS = [
+  'list',
+  'add',
+  'search',
+  'edit',
+  'delete',
+  'restore',
+  'history',
+  'export',
+  'import',
+  'off',
+  'on',
+  'reembed',
+] as const;
+/** See {@link MEMORY_SUBCOMMANDS}. */
+export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
+
+/** Subcommands that need the embedding model (the others fall back to the model recorded in the store). */
+const NEEDS_EMBEDDINGS = new Set<MemorySubcommand>(['add', 'search', 'edit', 'import', 'reembed']);
+
+/** Options of the `memory` subcommands. */
+export interface MemoryCommandOptions extends GlobalOptions {
+  kind?: string;
+  sql?: string;
+  all?: boolean;
+  topK?: string;
+  out?: string;
+  purge?: boolean;
+}
+
+function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind {
+  if (value === undefined && fallback) return fallback;
+  if (value && (MEMORY_KINDS as readonly string[]).includes(value)) return value as MemoryKind;
+  throw new SqlrecallError('usage', `--kind must be one of ${MEMORY_KINDS.join(', ')}.`);
+}
+
+/** One line per memory: short id, kind, status, text and SQL. */
+export function memoryLine(memory: Memory, similarity?: number): string {
+  const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
+  const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
+  const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
+  return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${sql}`;
+}
+
+/** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
+async function resolveId(
+  memory: MemoryRuntime,
+  scope: MemoryScope,
+  given: string | undefined,
+): Promise<string> {
+  const id = (given ?? '').trim().toLowerCase();
+  if (!id)
+    throw new SqlrecallError('usage', 'Give the id of a memory (as printed by `sqlrecall memory list`).');
+  const all = await memory.store.list(scope, {
+    statuses: ['active', 'superseded', 'deleted'],
+    limit: 100_000,
+  });
+  const matches = id.length >= 4 ? all.filter((m) => m.id.startsWith(id)) : [];
+  if (matches.length === 1) return matches[0]!.id;
+  if (matches.length > 1)
+    throw new SqlrecallError('usage', `The id prefix ${id} is ambiguous; give more characters.`);
+  throw new SqlrecallError('not_found', `No memory with id ${id.slice(0, 80)} in this scope.`);
+}
+
+async function optionalSchema(runtime: Runtime): Promise<Schema | undefined> {
+  if (!runtime.config.databaseUrl) return undefined;
+  try {
+    const db = await runtime.database();
+    return await db.introspect({
+      schemas: runtime.config.schemas.length ? runtime.config.schemas : undefined,
+    });
+  } catch {
+    return undefined; // SQL is then checked by the parser only
+  }
+}
+
+/** Runs `memory <subcommand> [args…]`. */
+export async function runMemory(
+  io: CliIO,
+  opts: MemoryCommandOptions,
+  subcommand: string,
+  args: string[],
+): Promise<number> {
+  const json = Boolean(opts.json);
+  let runtime: Runtime | undefined;
+  try {
+    if (!(MEMORY_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
+      throw new SqlrecallError(
+        'usage',
+        `Unknown memory command "${subcommand}"; use one of ${MEMORY_SUBCOMMANDS.join(', ')}.`,
+      );
+    }
+    const sub = subcommand as MemorySubcommand;
+    const config = configFrom(io, opts);
+    runtime = new Runtime(config, { warn: warnTo(io) });
+    const scope: MemoryScope = config.team !== undefined ? { team: config.team } : { user: config.user };
+    const who = scope.team !== undefined ? `team ${scope.team}` : `user ${scope.user}`;
+    if (sub === 'reembed') return await reembed(io, runtime, json);
+    const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
+    const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
+    const text = args.join(' ').trim();
+
+    switch (sub) {
+      case 'list': {
+        const statuses = opts.all ? (['active', 'superseded', 'deleted'] as const) : (['active'] as const);
+        const kinds = opts.kind ? [parseKind(opts.kind)] : undefined;
+        const memories = await memory.store.list(scope, { statuses: [...statuses], kinds });
+        const enabled = await memory.store.isEnabled(scope);
+        out({ scope, enabled, memories }, () => {
+          if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
+          if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+          for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+        });
+        return 0;
+      }
+      case 'add': {
+        if (!text)
+          throw new SqlrecallError(
+            'usage',
+            'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
+          );
+        const kind = parseKind(opts.kind, 'preference');
+        const result = await memory.service.add(
+          scope,
+          { kind, text, sql: opts.sql },
+          await optionalSchema(runtime),
+        );
+        out({ scope, ...result }, () => {
+          for (const c of result.changes) {
+            const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
+            io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}\n`);
+          }
+          for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
+        });
+        return 0;
+      }
+      case 'search': {
+        if (!text) throw new SqlrecallError('usage', 'Give the text to search for.');
+        const [embedding] = await memory.embedder.embed([text]);
+        const topK = opts.topK === undefined ? 5 : Number(opts.topK);
+        if (!Number.isInteger(topK) || topK < 1 || topK > 100)
+          throw new SqlrecallError('usage', '--top-k must be a whole number from 1 to 100.');
+        const results = await memory.store.search(scope, { embedding: embedding!, topK });
+        out({ scope, query: text, results }, () => {
+          if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+          for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity)}\n`);
+        });
+        return 0;
+      }
+      case 'edit': {
+        const [given, ...rest] = args;
+        const id = await resolveId(memory, scope, given);
+        const current = await memory.store.get(scope, id);
+        if (current?.status !== 'active')
+          throw new SqlrecallError(
+            'not_found',
+            `The memory ${id.slice(0, 8)} is not active; restore it first.`,
+          );
+        const newText = rest.join(' ').trim() || current.text;
+        const fact = await checkFact(
+          { kind: parseKind(opts.kind, current.kind), text: newText, sql: opts.sql ?? current.sql },
+          await optionalSchema(runtime),
+        );
+        const [embedding] = await memory.embedder.embed([fact.text]);
+        const [written] = await memory.store.write(scope, [
+          {
+            op: 'update',
+            id,
+            memory: {
+              kind: fact.kind,
+              text: fact.text,
+              sql: fact.sql,
+              tables: fact.tables,
+              columns: fact.columns,
+            },
+            embedding: embedding!,
+            reason: 'user edited',
+          },
+        ]);
+        out({ scope, memory: written?.memory ?? null }, () => {
+          io.stdout.write(`Updated [${id.slice(0, 8)}]: ${written?.memory?.text ?? fact.text}\n`);
+          if (fact.sqlNote) io.stderr.write(`${pc.yellow('note:')} ${fact.sqlNote}\n`);
+        });
+        return 0;
+      }
+      case 'delete': {
+        if (opts.all) {
+          const count = await memory.store.deleteAll(scope, { purge: Boolean(opts.purge) });
+          out({ scope, deleted: count, purged: Boolean(opts.purge) }, () =>
+            io.stdout.write(`${opts.purge ? 'Purged' : 'Deleted'} ${count} memories of ${who}.\n`),
+          );
+          return 0;
+        }
+        const id = await resolveId(memory, scope, args[0]);
+        const [written] = await memory.store.write(scope, [{ op: 'delete', id, reason: 'user deleted' }]);
+        out({ scope, memory: written?.memory ?? null }, () =>
+          io.stdout.write(
+            `Deleted [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''} (undo: sqlrecall memory restore ${id.slice(0, 8)})\n`,
+          ),
+        );
+        return 0;
+      }
+      case 'restore': {
+        const id = await resolveId(memory, scope, args[0]);
+        const [written] = await memory.store.write(scope, [{ op: 'restore', id, reason: 'user restored' }]);
+        out({ scope, memory: written?.memory ?? null }, () =>
+          io.stdout.write(`Restored [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}\n`),
+        );
+        return 0;
+      }
+      case 'history': {
+        const id = args[0] ? await resolveId(memory, scope, args[0]) : undefined;
+        const history = await memory.store.history(scope, id);
+        out({ scope, history }, () => {
+          if (history.length === 0) io.stdout.write('No history.\n');
+          for (const h of history) {
+            const change =
+              h.oldText && h.newText && h.oldText !== h.newText
+                ? `${h.oldText} → ${h.newText}`
+                : (h.newText ?? h.oldText ?? '');
+            io.stdout.write(
+              `${h.createdAt}  ${pc.cyan(h.memoryId.slice(0, 8))}  ${h.action.padEnd(9)} ${change}${h.reason ? pc.dim(`  (${h.reason})`) : ''}\n`,
+            );
+          }
+        });
+        return 0;
+      }
+      case 'export': {
+        const doc = await memory.store.export(scope);
+        if (opts.out) {
+          await writeFile(opts.out, `${JSON.stringify(doc, null, 2)}\n`);
+          io.stderr.write(`Exported ${doc.memories.length} memories of ${who} to ${opts.out}.\n`);
+        } else {
+          printJson(io, doc);
+        }
+        return 0;
+      }
+      case 'import': {
+        const file = args[0];
+        if (!file) throw new SqlrecallError('usage', 'Give the export file to import (or - for stdin).');
+        const raw =
+          file === '-'
+            ? await readStream(io)
+            : await readFile(file, 'utf8').catch((cause: unknown) => {
+                throw new SqlrecallError('usage', `Cannot read ${file}.`, { cause });
+              });
+        let doc: unknown;
+        try {
+          doc = JSON.parse(raw);
+        } catch (cause) {
+          throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
+        }
+        const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
+        out({ scope, imported: result.imported, duplicates: result.duplicates }, () =>
+          io.stdout.write(
+            `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
+          ),
+        );
+        return 0;
+      }
+      case 'off':
+      case 'on': {
+        await memory.store.setEnabled(scope, sub === 'on');
+        out({ scope, enabled: sub === 'on' }, () =>
+          io.stdout.write(
+            sub === 'on'
+              ? `Memory is on for ${who}.\n`
+              : `Memory is off for ${who}: nothing will be recalled or learned (memories are kept; \`sqlrecall memory on\` resumes).\n`,
+          ),
+        );
+        return 0;
+      }
+    }
+    return 0;
+  } catch (error) {
+    return reportError(io, json, error);
+  } finally {
+    await runtime?.close();
+  }
+}
+
+async function readStream(io: CliIO): Promise<string> {
+  let text = '';
+  for await (const chunk of io.stdin) text += String(chunk);
+  return text;
+}
+
+/** `memory reembed`: re-embeds every memory with the configured embedding model. */
+async function reembed(io: CliIO, runtime: Runtime, json: boolean): Promise<number> {
+  const memory = await runtime.memory({ skipInit: true });
+  const { model, dimensions } = memory.embedding;
+  const before = await memory.store.embeddingInfo();
+  const result = await memory.store.reembed(
+    model,
+    dimensions,
+    (texts) => memory.embedder.embed(texts),
+    (p) => {
+      if (!json && io.stderrIsTTY) io.stderr.write(`\rre-embedding ${p.done}/${p.total}`);
+    },
+  );
+  if (!json && io.stderrIsTTY) io.stderr.write('\n');
+  await memory.store.init({ model, dimensions });
+  if (json) printJson(io, { from: before, to: { model, dimensions }, reembedded: result.reembedded });
+  else
+    io.stdout.write(
+      `Re-embedded ${result.reembedded} memories with ${model} (${dimensions} dimensions)${before ? `; was ${before.model} (${before.dimensions})` : ''}.\n`,
+    );
+  return 0;
+}

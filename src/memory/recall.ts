@@ -1,0 +1,116 @@
+/**
+ * Recall (issue 3, point 6; DESIGN.md "Read path"): the memories that apply to one question.
+ * - Preferences are standing filters: every active preference that touches a table in play (or
+ *   names no table) applies, whatever its similarity to the question.
+ * - Terms, metrics, entities, examples and context are recalled by similarity (top-k above a
+ *   minimum) plus exact term match (every content word of the defined term occurs in the question).
+ * - Team memories (scope `{team}`) are recalled next to the user's own; on conflict the user's own
+ *   wins. Conflict: same kind family and (a shared column, or the same defined term).
+ * Only the caller's scopes are ever read; `without` skips memories for this question only.
+ */
+import type { Memory, MemoryKind, MemoryScope, MemoryStore } from '../core/memory.js';
+import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
+
+/** Default top-k of similarity recall. */
+export const DEFAULT_RECALL_TOP_K = 5;
+/** Default least similarity of similarity recall (1 − cosine distance). */
+export const DEFAULT_RECALL_MIN_SIMILARITY = 0.3;
+/** Most standing preferences applied to one question. */
+export const MAX_STANDING_PREFERENCES = 20;
+
+const RECALLED_KINDS: MemoryKind[] = ['term', 'metric', 'entity', 'example', 'context'];
+
+/** One recalled memory and why it applies. */
+export interface RecalledMemory {
+  memory: Memory;
+  /** `user` or `team`. */
+  owner: 'user' | 'team';
+  /** `standing` (preference on a table in play), `term` (exact term match) or `similar`. */
+  why: 'standing' | 'term' | 'similar';
+  similarity?: number;
+}
+
+/** Inputs of {@link recallMemories}. */
+export interface RecallInput {
+  store: Pick<MemoryStore, 'search' | 'list'>;
+  user: string;
+  /** The user's team, whose shared memories also apply. */
+  team?: string;
+  question: string;
+  /** Embedding of `question`. */
+  embedding: number[];
+  /** Tables the query may use, as `schema.table`. */
+  tablesInPlay: string[];
+  topK?: number;
+  minSimilarity?: number;
+  /** Memory ids to skip for this question. */
+  without?: string[];
+}
+
+/** The term a memory defines, for term matching and conflicts (null when it defines none). */
+export function memoryTerm(memory: Pick<Memory, 'kind' | 'text'>): string | null {
+  const term = definedTerm(memory.text);
+  if (term) return term;
+  if (memory.kind === 'entity') return /^\s*(.+?)\s+(?:is|are|was)\b/i.exec(memory.text)?.[1] ?? null;
+  return null;
+}
+
+async function recallScope(
+  input: RecallInput,
+  scope: MemoryScope,
+  owner: 'user' | 'team',
+): Promise<RecalledMemory[]> {
+  const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
+  const out: RecalledMemory[] = [];
+  const preferences = await input.store.list(scope, { kinds: ['preference'], statuses: ['active'] });
+  for (const memory of preferences) {
+    if (memory.tables.length === 0 || memory.tables.some((t) => play.has(t.toLowerCase()))) {
+      out.push({ memory, owner, why: 'standing' });
+    }
+  }
+  out.splice(MAX_STANDING_PREFERENCES);
+  const definitions = await input.store.list(scope, { kinds: RECALLED_KINDS, statuses: ['active'] });
+  for (const memory of definitions) {
+    const term = memoryTerm(memory);
+    if (term && termOccursIn(term, input.question)) out.push({ memory, owner, why: 'term' });
+  }
+  const similar = await input.store.search(scope, {
+    embedding: input.embedding,
+    topK: input.topK ?? DEFAULT_RECALL_TOP_K,
+    minSimilarity: input.minSimilarity ?? DEFAULT_RECALL_MIN_SIMILARITY,
+    kinds: RECALLED_KINDS,
+  });
+  for (const memory of similar) {
+    const found = out.find((r) => r.memory.id === memory.id);
+    if (found) found.similarity = memory.similarity;
+    else out.push({ memory, owner, why: 'similar', similarity: memory.similarity });
+  }
+  return out;
+}
+
+/** True when a team memory conflicts with a user memory (the user's wins). */
+export function conflicts(a: Memory, b: Memory): boolean {
+  const family = (k: MemoryKind) => (k === 'term' || k === 'metric' ? 'definition' : k);
+  if (family(a.kind) !== family(b.kind)) return false;
+  if (a.columns.some((c) => b.columns.includes(c))) return true;
+  const ta = memoryTerm(a);
+  const tb = memoryTerm(b);
+  if (ta && tb) return contentWords(ta).join(' ') === contentWords(tb).join(' ');
+  return normalizeText(a.text) === normalizeText(b.text);
+}
+
+/** The memories that apply to one question: standing preferences first, then terms and similar ones. */
+export async function recallMemories(input: RecallInput): Promise<RecalledMemory[]> {
+  const skip = new Set(input.without ?? []);
+  const own = (await recallScope(input, { user: input.user }, 'user')).filter((r) => !skip.has(r.memory.id));
+  let team: RecalledMemory[] = [];
+  if (input.team !== undefined) {
+    team = (await recallScope(input, { team: input.team }, 'team')).filter(
+      (r) => !skip.has(r.memory.id) && !own.some((o) => conflicts(o.memory, r.memory)),
+    );
+  }
+  const order = { standing: 0, term: 1, similar: 2 } as const;
+  return [...own, ...team].sort(
+    (a, b) => order[a.why] - order[b.why] || (b.similarity ?? 1) - (a.similarity ?? 1),
+  );
+}

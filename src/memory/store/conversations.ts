@@ -1,0 +1,161 @@
+/**
+ * Conversation log: recent turns per scope and conversation id, plus a rolling summary
+ * (tables `sqlrecall_conversations`, `sqlrecall_conversation_turns`).
+ */
+import { SqlrecallError } from '../../core/errors.js';
+import type { MemoryScope } from '../../core/memory.js';
+import { isoTime } from './rows.js';
+import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
+import type { Row, SqlClient } from './sql-client.js';
+import {
+  type ConversationInfo,
+  type ConversationTurn,
+  MAX_CONVERSATION_ID_LENGTH,
+  type NewConversationTurn,
+} from './types.js';
+
+function checkConversationId(id: string): void {
+  if (
+    typeof id !== 'string' ||
+    id.length === 0 ||
+    id.length > MAX_CONVERSATION_ID_LENGTH ||
+    id.includes('\u0000')
+  ) {
+    throw new SqlrecallError(
+      'usage',
+      `A conversation id must be a non-empty string of at most ${MAX_CONVERSATION_ID_LENGTH} characters.`,
+    );
+  }
+}
+
+function positiveLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined) return fallback;
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new SqlrecallError('usage', 'A limit must be a whole number ≥ 0.');
+  return limit;
+}
+
+function turnFromRow(row: Row): ConversationTurn {
+  return {
+    id: String(row.id),
+    conversationId: String(row.conversation_id),
+    question: String(row.question),
+    sql: row.sql === null || row.sql === undefined ? null : String(row.sql),
+    rowCount: row.row_count === null || row.row_count === undefined ? null : Number(row.row_count),
+    summary: row.summary === null || row.summary === undefined ? null : String(row.summary),
+    createdAt: isoTime(row.created_at),
+  };
+}
+
+function conversationFromRow(row: Row): ConversationInfo {
+  return {
+    id: String(row.id),
+    summary: row.summary === null || row.summary === undefined ? null : String(row.summary),
+    turnCount: Number(row.turn_count ?? 0),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+const CONVERSATION_SELECT = `SELECT c.id, c.summary, c.created_at, c.updated_at,
+  (SELECT count(*) FROM sqlrecall_conversation_turns t
+    WHERE t.scope_key = c.scope_key AND t.conversation_id = c.id) AS turn_count
+  FROM sqlrecall_conversations c`;
+
+/** The conversation methods of the store, bound to a client whose migrations have run. */
+export function conversationMethods(client: SqlClient, ready: () => Promise<void>) {
+  const touch = async (
+    tx: { query: SqlClient['query'] },
+    scope: MemoryScope,
+    conversationId: string,
+    summary?: string,
+  ): Promise<void> => {
+    const ref = scopeRef(scope);
+    await tx.query(
+      `INSERT INTO sqlrecall_conversations (id, scope_key, scope_user, scope_team, summary) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (scope_key, id) DO UPDATE SET updated_at = clock_timestamp(),
+         summary = CASE WHEN $6 THEN EXCLUDED.summary ELSE sqlrecall_conversations.summary END`,
+      [conversationId, ...scopeColumns(ref), summary ?? null, summary !== undefined],
+    );
+  };
+
+  return {
+    async appendTurn(
+      scope: MemoryScope,
+      conversationId: string,
+      turn: NewConversationTurn,
+    ): Promise<ConversationTurn> {
+      const ref = scopeRef(scope);
+      checkConversationId(conversationId);
+      if (typeof turn.question !== 'string') throw new SqlrecallError('usage', 'A turn needs a question.');
+      await ready();
+      return client.transaction(async (tx) => {
+        await touch(tx, scope, conversationId);
+        const rows = await tx.query(
+          `INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           RETURNING id, conversation_id, question, sql, row_count, summary, created_at`,
+          [
+            conversationId,
+            ...scopeColumns(ref),
+            turn.question,
+            turn.sql ?? null,
+            turn.rowCount ?? null,
+            turn.summary ?? null,
+          ],
+        );
+        return turnFromRow(rows[0] as Row);
+      });
+    },
+
+    async recentTurns(
+      scope: MemoryScope,
+      conversationId: string,
+      limit?: number,
+    ): Promise<ConversationTurn[]> {
+      const ref = scopeRef(scope);
+      checkConversationId(conversationId);
+      const count = positiveLimit(limit, 6);
+      await ready();
+      const rows = await client.query(
+        `SELECT * FROM (
+           SELECT id, conversation_id, question, sql, row_count, summary, created_at
+           FROM sqlrecall_conversation_turns
+           WHERE ${scopeCondition(ref, 1, 2)} AND conversation_id = $3
+           ORDER BY id DESC LIMIT $4) recent
+         ORDER BY id`,
+        [ref.key, ref.id, conversationId, count],
+      );
+      return rows.map(turnFromRow);
+    },
+
+    async setSummary(scope: MemoryScope, conversationId: string, summary: string): Promise<void> {
+      scopeRef(scope);
+      checkConversationId(conversationId);
+      await ready();
+      await touch(client, scope, conversationId, summary);
+    },
+
+    async getConversation(scope: MemoryScope, conversationId: string): Promise<ConversationInfo | null> {
+      const ref = scopeRef(scope);
+      checkConversationId(conversationId);
+      await ready();
+      const rows = await client.query(
+        `${CONVERSATION_SELECT} WHERE ${scopeCondition(ref, 1, 2, 'c')} AND c.id = $3`,
+        [ref.key, ref.id, conversationId],
+      );
+      return rows[0] ? conversationFromRow(rows[0]) : null;
+    },
+
+    async listConversations(scope: MemoryScope, limit?: number): Promise<ConversationInfo[]> {
+      const ref = scopeRef(scope);
+      const count = positiveLimit(limit, 20);
+      await ready();
+      const rows = await client.query(
+        `${CONVERSATION_SELECT} WHERE ${scopeCondition(ref, 1, 2, 'c')} ORDER BY c.updated_at DESC, c.id LIMIT $3`,
+        [ref.key, ref.id, count],
+      );
+      return rows.map(conversationFromRow);
+    },
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * Versioned schema of the memory store. Migrations are numbered, applied in order inside one
+ * transaction that first takes a global advisory lock (two processes starting at once: the second
+ * waits, then finds them applied), and recorded in `sqlrecall_migrations(version, applied_at)`.
+ * Never edit a released migration: append a new one.
+ *
+ * The vector column is created without a dimension; {@link setupEmbedding} fixes it to
+ * `vector(N)` and builds the HNSW index the first time `init` learns the dimension (it is probed
+ * from the embedding model, not hard-coded).
+ */
+import { SqlrecallError } from '../../core/errors.js';
+import { MEMORY_KINDS } from '../../core/memory.js';
+import type { SqlClient, SqlSession } from './sql-client.js';
+
+/** Advisory lock key pair (namespace, purpose) for migrations and meta changes. */
+const MIGRATION_LOCK = "pg_advisory_xact_lock(hashtext('sqlrecall'), hashtext('sqlrecall.migrate'))";
+
+const kinds = MEMORY_KINDS.map((kind) => `'${kind}'`).join(', ');
+const scopeColumns = `
+  scope_key text NOT NULL,
+  scope_user text,
+  scope_team text,
+  CHECK (num_nonnulls(scope_user, scope_team) = 1)`;
+
+/** One schema version. */
+export interface Migration {
+  version: number;
+  description: string;
+  statements: string[];
+}
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'memories, history, conversations, meta, pending writes, settings',
+    statements: [
+      'CREATE EXTENSION IF NOT EXISTS vector',
+      `CREATE TABLE sqlrecall_memory_meta (
+        key text PRIMARY KEY,
+        value text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+      `CREATE TABLE sqlrecall_memories (
+        id uuid PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,${scopeColumns},
+        kind text NOT NULL CHECK (kind IN (${kinds})),
+        text text NOT NULL,
+        sql text,
+        tables text[] NOT NULL DEFAULT '{}',
+        columns text[] NOT NULL DEFAULT '{}',
+        embedding vector NOT NULL,
+        embedding_model text NOT NULL,
+        content_hash text NOT NULL,
+        status text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded', 'deleted')),
+        supersedes uuid,
+        source_message_id text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expires_at timestamptz)`,
+      'CREATE INDEX sqlrecall_memories_scope_status ON sqlrecall_memories (scope_key, status, kind)',
+      `CREATE UNIQUE INDEX sqlrecall_memories_active_hash ON sqlrecall_memories (scope_key, content_hash)
+        WHERE status = 'active'`,
+      `CREATE TABLE sqlrecall_memory_history (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        memory_id uuid,${scopeColumns},
+        action text NOT NULL CHECK (action IN ('ADD', 'UPDATE', 'SUPERSEDE', 'DELETE', 'RESTORE', 'NOOP')),
+        old_text text,
+        new_text text,
+        reason text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+      'CREATE INDEX sqlrecall_memory_history_scope ON sqlrecall_memory_history (scope_key, memory_id)',
+      `CREATE TABLE sqlrecall_conversations (
+        id text NOT NULL,${scopeColumns},
+        summary text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (scope_key, id))`,
+      'CREATE INDEX sqlrecall_conversations_recent ON sqlrecall_conversations (scope_key, updated_at DESC)',
+      `CREATE TABLE sqlrecall_conversation_turns (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        conversation_id text NOT NULL,${scopeColumns},
+        question text NOT NULL,
+        sql text,
+        row_count bigint,
+        summary text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+      `CREATE INDEX sqlrecall_conversation_turns_recent
+        ON sqlrecall_conversation_turns (scope_key, conversation_id, id DESC)`,
+      `CREATE TABLE sqlrecall_pending_writes (
+        id uuid PRIMARY KEY,${scopeColumns},
+        payload jsonb NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        error text,
+        claimed_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+      'CREATE INDEX sqlrecall_pending_writes_queue ON sqlrecall_pending_writes (status, created_at)',
+      'CREATE INDEX sqlrecall_pending_writes_scope ON sqlrecall_pending_writes (scope_key, created_at)',
+      `CREATE TABLE sqlrecall_memory_settings (
+        scope_key text PRIMARY KEY,
+        scope_user text,
+        scope_team text,
+        CHECK (num_nonnulls(scope_user, scope_team) = 1),
+        enabled boolean NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    ],
+  },
+];
+
+/** Name of the HNSW index on the embedding column (cosine distance). */
+export const HNSW_INDEX = 'sqlrecall_memories_embedding_hnsw';
+
+/** Takes the global migration/meta lock for the current transaction. */
+export async function lockSchema(tx: SqlSession): Promise<void> {
+  await tx.query(`SELECT ${MIGRATION_LOCK}`);
+}
+
+function missingVector(error: unknown, displayName: string): SqlrecallError | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/extension "vector"|vector\.control|type "vector" does not exist/i.test(message)) return undefined;
+  return new SqlrecallError(
+    'memory_store',
+    `The memory database at ${displayName} lacks the pgvector extension; install pgvector there (CREATE EXTENSION vector) or leave MEMORY_DATABASE_URL empty to use the embedded store.`,
+    { cause: error },
+  );
+}
+
+/**
+ * Applies every migration not yet recorded, in one transaction. Idempotent.
+ * @returns the versions applied by this call
+ * @throws SqlrecallError `memory_store` when pgvector is missing on a server
+ */
+export async function migrate(client: SqlClient): Promise<number[]> {
+  try {
+    return await client.transaction(async (tx) => {
+      await lockSchema(tx);
+      await tx.query(`CREATE TABLE IF NOT EXISTS sqlrecall_migrations (
+        version integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+      const done = new Set(
+        (await tx.query<{ version: number }>('SELECT version FROM sqlrecall_migrations')).map((row) =>
+          Number(row.version),
+        ),
+      );
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        for (const statement of migration.statements) await tx.query(statement);
+        await tx.query('INSERT INTO sqlrecall_migrations (version) VALUES ($1)', [migration.version]);
+        applied.push(migration.version);
+      }
+      return applied;
+    });
+  } catch (error) {
+    throw missingVector(error, client.displayName) ?? error;
+  }
+}
+
+/** Reads the recorded embedding model and dimension (null before the first `init`). */
+export async function readEmbeddingMeta(
+  tx: SqlSession,
+): Promise<{ model: string; dimensions: number } | null> {
+  const rows = await tx.query<{ key: string; value: string }>(
+    "SELECT key, value FROM sqlrecall_memory_meta WHERE key IN ('embedding_model', 'embedding_dimensions')",
+  );
+  const model = rows.find((row) => row.key === 'embedding_model')?.value;
+  const dimensions = rows.find((row) => row.key === 'embedding_dimensions')?.value;
+  return model === undefined || dimensions === undefined ? null : { model, dimensions: Number(dimensions) };
+}
+
+/** Records the embedding model and dimension. */
+export async function writeEmbeddingMeta(tx: SqlSession, model: string, dimensions: number): Promise<void> {
+  for (const [key, value] of [
+    ['embedding_model', model],
+    ['embedding_dimensions', String(dimensions)],
+  ] as const) {
+    await tx.query(
+      `INSERT INTO sqlrecall_memory_meta (key, value) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = clock_timestamp()`,
+      [key, value],
+    );
+  }
+}
+
+/**
+ * Fixes the embedding column to `vector(dimensions)` and (re)builds the HNSW cosine index. The
+ * column must be empty or already hold vectors of that dimension.
+ */
+export async function setupEmbedding(tx: SqlSession, dimensions: number): Promise<void> {
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 16_000) {
+    throw new SqlrecallError(
+      'usage',
+      `An embedding dimension must be an integer from 1 to 16000, not ${dimensions}.`,
+    );
+  }
+  await tx.query(`DROP INDEX IF EXISTS ${HNSW_INDEX}`);
+  await tx.query(`ALTER TABLE sqlrecall_memories ALTER COLUMN embedding TYPE vector(${dimensions})`);
+  // HNSW indexes vectors of up to 2,000 dimensions (pgvector 0.8); larger ones are searched exactly.
+  if (dimensions <= 2000) {
+    await tx.query(
+      `CREATE INDEX ${HNSW_INDEX} ON sqlrecall_memories USING hnsw (embedding vector_cosine_ops)`,
+    );
+  }
+}

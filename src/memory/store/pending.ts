@@ -1,0 +1,108 @@
+/**
+ * The durable pending-write queue (table `sqlrecall_pending_writes`): the write path stores the
+ * user's message here before answering and applies it afterwards; a row not completed (process
+ * killed in between) is taken again after a restart.
+ */
+import { randomUUID } from 'node:crypto';
+import { SqlrecallError } from '../../core/errors.js';
+import type { MemoryScope } from '../../core/memory.js';
+import { isoTime, isUuid } from './rows.js';
+import { scopeColumns, scopeCondition, scopeOfRow, scopeRef } from './scope.js';
+import type { Row, SqlClient } from './sql-client.js';
+import type { PendingStatus, PendingWrite, TakePendingOptions } from './types.js';
+
+const PENDING_COLUMNS =
+  'id, scope_user, scope_team, payload, status, attempts, error, created_at, updated_at';
+
+function pendingFromRow(row: Row): PendingWrite {
+  return {
+    id: String(row.id),
+    scope: scopeOfRow(row),
+    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    status: row.status as PendingStatus,
+    attempts: Number(row.attempts),
+    error: row.error === null || row.error === undefined ? null : String(row.error),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+/** The queue methods of the store. */
+export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
+  return {
+    async enqueuePending(scope: MemoryScope, payload: unknown): Promise<string> {
+      const ref = scopeRef(scope);
+      const json = JSON.stringify(payload ?? null);
+      if (json === undefined)
+        throw new SqlrecallError('usage', 'A pending write payload must be JSON-serialisable.');
+      await ready();
+      const id = randomUUID();
+      await client.query(
+        `INSERT INTO sqlrecall_pending_writes (id, scope_key, scope_user, scope_team, payload)
+         VALUES ($1, $2, $3, $4, $5::jsonb)`,
+        [id, ...scopeColumns(ref), json],
+      );
+      return id;
+    },
+
+    async takePending(options: TakePendingOptions = {}): Promise<PendingWrite[]> {
+      const limit = options.limit ?? 10;
+      const staleAfterMs = options.staleAfterMs ?? 300_000;
+      const ref = options.scope === undefined ? undefined : scopeRef(options.scope);
+      await ready();
+      const scopeFilter = ref
+        ? `AND ${scopeCondition(ref, 3, 4)}`
+        : 'AND $3::text IS NULL AND $4::text IS NULL';
+      const rows = await client.query(
+        `UPDATE sqlrecall_pending_writes p
+         SET status = 'running', attempts = p.attempts + 1, claimed_at = clock_timestamp(), updated_at = clock_timestamp()
+         WHERE p.id IN (
+           SELECT id FROM sqlrecall_pending_writes
+           WHERE (status = 'pending'
+                  OR (status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => $2::float8 / 1000)))
+             ${scopeFilter}
+           ORDER BY created_at, id
+           LIMIT $1
+           FOR UPDATE SKIP LOCKED)
+         RETURNING ${PENDING_COLUMNS.split(', ')
+           .map((column) => `p.${column}`)
+           .join(', ')}`,
+        [limit, staleAfterMs, ref?.key ?? null, ref?.id ?? null],
+      );
+      return rows.map(pendingFromRow).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    },
+
+    async completePending(id: string): Promise<void> {
+      if (!isUuid(id)) return;
+      await ready();
+      await client.query('DELETE FROM sqlrecall_pending_writes WHERE id = $1', [id]);
+    },
+
+    async failPending(id: string, error: string, options: { retry?: boolean } = {}): Promise<void> {
+      if (!isUuid(id)) return;
+      await ready();
+      await client.query(
+        `UPDATE sqlrecall_pending_writes SET status = $2, error = $3, claimed_at = NULL, updated_at = clock_timestamp()
+         WHERE id = $1`,
+        [id, options.retry ? 'pending' : 'failed', error],
+      );
+    },
+
+    async listPending(scope: MemoryScope): Promise<PendingWrite[]> {
+      const ref = scopeRef(scope);
+      await ready();
+      const rows = await client.query(
+        `SELECT ${PENDING_COLUMNS} FROM sqlrecall_pending_writes WHERE ${scopeCondition(ref, 1, 2)} ORDER BY created_at, id`,
+        [ref.key, ref.id],
+      );
+      return rows.map(pendingFromRow);
+    },
+  };
+}
+
+/** Embedded store start-up: a `running` row belongs to a dead process (one process per data dir). */
+export async function releaseRunningPending(client: SqlClient): Promise<void> {
+  await client.query(
+    "UPDATE sqlrecall_pending_writes SET status = 'pending', claimed_at = NULL WHERE status = 'running'",
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * Row mapping between SQL and the core memory types, content hashing and vector literals.
+ */
+import { createHash } from 'node:crypto';
+import { SqlrecallError } from '../../core/errors.js';
+import type {
+  HistoryAction,
+  Memory,
+  MemoryHistoryEntry,
+  MemoryKind,
+  MemoryStatus,
+  ScoredMemory,
+} from '../../core/memory.js';
+import { scopeOfRow } from './scope.js';
+import type { Row } from './sql-client.js';
+
+/** Columns selected for a {@link Memory} (never the embedding). */
+export const MEMORY_COLUMNS =
+  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at';
+
+/** Same, qualified with a table alias. */
+export function memoryColumns(alias: string): string {
+  return MEMORY_COLUMNS.split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+}
+
+/** Columns selected for a {@link MemoryHistoryEntry}. */
+export const HISTORY_COLUMNS = 'id, memory_id, action, old_text, new_text, reason, created_at';
+
+/**
+ * Normalises text for dedup: trim, collapse every run of whitespace to one space, lower-case
+ * (locale-independent `toLowerCase`).
+ */
+export function normalizeText(text: string): string {
+  return text.trim().replace(/\s+/gu, ' ').toLowerCase();
+}
+
+/** Hex SHA-256 of `kind` + NUL + normalised text: equal for facts that differ only in case/spacing. */
+export function contentHash(kind: MemoryKind, text: string): string {
+  return createHash('sha256')
+    .update(`${kind}\u0000${normalizeText(text)}`, 'utf8')
+    .digest('hex');
+}
+
+/** ISO-8601 string from a driver timestamp (Date or text). */
+export function isoTime(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  return new Date(String(value)).toISOString();
+}
+
+function isoOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : isoTime(value);
+}
+
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+function textArray(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** A {@link Memory} from a row selected with {@link MEMORY_COLUMNS}. */
+export function memoryFromRow(row: Row): Memory {
+  return {
+    id: String(row.id),
+    scope: scopeOfRow(row),
+    kind: row.kind as MemoryKind,
+    text: String(row.text),
+    sql: textOrNull(row.sql),
+    tables: textArray(row.tables),
+    columns: textArray(row.columns),
+    embeddingModel: String(row.embedding_model),
+    contentHash: String(row.content_hash),
+    status: row.status as MemoryStatus,
+    supersedes: textOrNull(row.supersedes),
+    sourceMessageId: textOrNull(row.source_message_id),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+    expiresAt: isoOrNull(row.expires_at),
+  };
+}
+
+/** A {@link ScoredMemory} from a row with the memory columns plus `similarity`. */
+export function scoredFromRow(row: Row): ScoredMemory {
+  return { ...memoryFromRow(row), similarity: Number(row.similarity) };
+}
+
+/**
+ * A {@link MemoryHistoryEntry} from a row selected with {@link HISTORY_COLUMNS}. `memoryId` is ''
+ * for an entry about no memory (a `noop` op without an id in the caller's scope).
+ */
+export function historyFromRow(row: Row): MemoryHistoryEntry {
+  return {
+    id: String(row.id),
+    memoryId: textOrNull(row.memory_id) ?? '',
+    action: row.action as HistoryAction,
+    oldText: textOrNull(row.old_text),
+    newText: textOrNull(row.new_text),
+    reason: textOrNull(row.reason),
+    createdAt: isoTime(row.created_at),
+  };
+}
+
+/**
+ * pgvector text literal `[x,y,…]` for a bound parameter (cast with `::vector` in SQL).
+ * @throws SqlrecallError `memory_embedding_mismatch` when the length differs from `dimensions`;
+ *   `usage` for a non-finite component
+ */
+export function vectorLiteral(embedding: readonly number[], dimensions: number, model: string): string {
+  if (embedding.length !== dimensions) {
+    throw new SqlrecallError(
+      'memory_embedding_mismatch',
+      `An embedding has ${embedding.length} dimensions but the memory store holds ${dimensions}-dimensional vectors from ${model}. Run \`sqlrecall memory reembed\` after switching embedding models.`,
+      { details: { hint: 'sqlrecall memory reembed' } },
+    );
+  }
+  for (const value of embedding) {
+    if (!Number.isFinite(value))
+      throw new SqlrecallError('usage', 'An embedding contains a non-finite number.');
+  }
+  return `[${embedding.join(',')}]`;
+}
+
+/** True for a syntactically valid UUID (ids from elsewhere are "not found" without a query). */
+export function isUuid(value: unknown): value is string {
+  return (
+    typeof value === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
+  );
+}

@@ -1,0 +1,294 @@
+/**
+ * {@link createMemoryStore}: the memory store on PostgreSQL + pgvector — embedded PGlite in a data
+ * directory by default, a server PostgreSQL when given a postgres:// URL. Same SQL on both.
+ *
+ * Scope rule: every statement that reads or changes a scope's rows has `scope_key = $k AND
+ * scope_user|scope_team = $i` in its WHERE clause as bound parameters, applied before any ranking.
+ * Search is exact: the scope's active rows are materialised first (a `MATERIALIZED` CTE, so the
+ * planner cannot answer from the global HNSW index with a post-filter that returns fewer than k),
+ * then ranked by cosine distance. `bench/memory-search.ts` measures this against the HNSW path.
+ */
+import { SqlrecallError } from '../../core/errors.js';
+import type {
+  Memory,
+  MemoryHistoryEntry,
+  MemoryListOptions,
+  MemoryOp,
+  MemoryScope,
+  MemorySearchOptions,
+  MemoryWriteResult,
+  ScoredMemory,
+} from '../../core/memory.js';
+import { conversationMethods } from './conversations.js';
+import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
+import { pendingMethods, releaseRunningPending } from './pending.js';
+import { reembedAll } from './reembed.js';
+import {
+  HISTORY_COLUMNS,
+  historyFromRow,
+  isUuid,
+  MEMORY_COLUMNS,
+  memoryFromRow,
+  scoredFromRow,
+  vectorLiteral,
+} from './rows.js';
+import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
+import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
+import { deleteScope, exportScope, importScope } from './transfer.js';
+import type { EmbeddingInfo, SqlMemoryStore } from './types.js';
+import { applyOps, lockScope } from './write.js';
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** postgres:// (or postgresql://) URL of a server with pgvector (MEMORY_DATABASE_URL); wins over `dataDir`. */
+  url?: string;
+  /** Embedded data directory (e.g. `<SQLRECALL_HOME>/memory`); omitted with no `url`: in-memory (tests). */
+  dataDir?: string;
+  /** Pool size for a server; default 4. */
+  maxConnections?: number;
+  /**
+   * An already created client (benchmarks and tests that also need raw SQL on the same database);
+   * wins over `url` and `dataDir`. `close()` closes it.
+   */
+  client?: SqlClient;
+}
+
+/** Default and largest `topK` of a search. */
+const DEFAULT_TOP_K = 5;
+const MAX_TOP_K = 1000;
+
+function sameModel(a: string, b: string): boolean {
+  const norm = (name: string): string => {
+    const trimmed = name.trim();
+    return trimmed.slice(trimmed.lastIndexOf('/') + 1).includes(':') ? trimmed : `${trimmed}:latest`;
+  };
+  return norm(a) === norm(b);
+}
+
+/** The refusal when the configured embedding model differs from the store's. */
+export function embeddingMismatchError(stored: EmbeddingInfo, configured: EmbeddingInfo): SqlrecallError {
+  return new SqlrecallError(
+    'memory_embedding_mismatch',
+    `The memory store was built with ${stored.model} (${stored.dimensions} dimensions) but the configured embedding model is ${configured.model} (${configured.dimensions} dimensions). Run \`sqlrecall memory reembed\` to migrate your memories, or switch SQLRECALL_EMBED_MODEL back.`,
+    { details: { hint: 'sqlrecall memory reembed', stored, configured } },
+  );
+}
+
+function kindsParam(kinds: readonly string[] | undefined): string[] | null {
+  return kinds === undefined ? null : [...kinds];
+}
+
+/**
+ * Creates a memory store. Nothing connects until the first call; migrations run once, on first use.
+ * @throws SqlrecallError `config` when `url` is not a postgres:// URL
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemoryStore {
+  let client: SqlClient;
+  if (options.client) {
+    client = options.client;
+  } else if (options.url) {
+    if (!/^postgres(ql)?:\/\//i.test(options.url)) {
+      throw new SqlrecallError(
+        'config',
+        'MEMORY_DATABASE_URL must be a postgres:// URL of a server with pgvector.',
+      );
+    }
+    client = createPostgresClient(options.url, { maxConnections: options.maxConnections });
+  } else {
+    client = createPgliteClient(options.dataDir);
+  }
+  let migrated: Promise<void> | undefined;
+  let embedding: EmbeddingInfo | undefined;
+
+  const ready = (): Promise<void> => {
+    migrated ??= (async () => {
+      await migrate(client);
+      if (client.engine === 'pglite') await releaseRunningPending(client);
+    })();
+    return migrated.catch((error: unknown) => {
+      migrated = undefined;
+      throw storeError(error, client.displayName);
+    });
+  };
+
+  /** Wraps a public method: runs migrations first, maps driver errors to `memory_store`. */
+  const guarded =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        await ready();
+        return await fn(...args);
+      } catch (error) {
+        throw storeError(error, client.displayName);
+      }
+    };
+
+  const currentEmbedding = async (): Promise<EmbeddingInfo> => {
+    if (embedding) return embedding;
+    const meta = await readEmbeddingMeta(client);
+    if (!meta) {
+      throw new SqlrecallError(
+        'memory_store',
+        'The memory store has no embedding model recorded yet; it is set up on first use with an embedding model.',
+      );
+    }
+    return meta;
+  };
+
+  const conversations = conversationMethods(client, ready);
+  const pending = pendingMethods(client, ready);
+
+  const store: SqlMemoryStore = {
+    engine: client.engine,
+    sql: async () => {
+      await ready();
+      return client;
+    },
+
+    init: guarded(async (configured: EmbeddingInfo) => {
+      await client.transaction(async (tx) => {
+        await lockSchema(tx);
+        const stored = await readEmbeddingMeta(tx);
+        if (!stored) {
+          await setupEmbedding(tx, configured.dimensions);
+          await writeEmbeddingMeta(tx, configured.model, configured.dimensions);
+          return;
+        }
+        if (stored.dimensions !== configured.dimensions || !sameModel(stored.model, configured.model)) {
+          throw embeddingMismatchError(stored, configured);
+        }
+      });
+      embedding = { model: configured.model, dimensions: configured.dimensions };
+    }),
+
+    embeddingInfo: guarded(() => readEmbeddingMeta(client)),
+
+    write: guarded(async (scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]> => {
+      const ref = scopeRef(scope);
+      const info = await currentEmbedding();
+      if (ops.length === 0) return [];
+      return client.transaction(async (tx) => {
+        await lockScope(tx, ref);
+        return applyOps({ tx, ref, model: info.model, dimensions: info.dimensions }, ops);
+      });
+    }),
+
+    search: guarded(async (scope: MemoryScope, search: MemorySearchOptions): Promise<ScoredMemory[]> => {
+      const ref = scopeRef(scope);
+      const topK = search.topK ?? DEFAULT_TOP_K;
+      if (!Number.isInteger(topK) || topK < 0 || topK > MAX_TOP_K) {
+        throw new SqlrecallError('usage', `topK must be a whole number from 0 to ${MAX_TOP_K}.`);
+      }
+      const info = await currentEmbedding();
+      const query = vectorLiteral(search.embedding, info.dimensions, info.model);
+      if (topK === 0) return [];
+      const rows = await client.query(
+        `WITH scoped AS MATERIALIZED (
+           SELECT ${MEMORY_COLUMNS}, seq, embedding FROM sqlrecall_memories
+           WHERE ${scopeCondition(ref, 1, 2)} AND status = 'active'
+             AND (expires_at IS NULL OR expires_at > clock_timestamp())
+             AND ($3::text[] IS NULL OR kind = ANY($3::text[]))),
+         ranked AS (SELECT *, embedding <=> $4::vector AS distance FROM scoped)
+         SELECT ${MEMORY_COLUMNS}, 1 - distance AS similarity FROM ranked
+         WHERE distance <> 'NaN'::float8 AND ($5::float8 IS NULL OR 1 - distance >= $5::float8)
+         ORDER BY distance, seq
+         LIMIT $6`,
+        [ref.key, ref.id, kindsParam(search.kinds), query, search.minSimilarity ?? null, topK],
+      );
+      return rows.map(scoredFromRow);
+    }),
+
+    list: guarded(async (scope: MemoryScope, list: MemoryListOptions = {}): Promise<Memory[]> => {
+      const ref = scopeRef(scope);
+      const limit = list.limit ?? null;
+      if (limit !== null && (!Number.isInteger(limit) || limit < 0)) {
+        throw new SqlrecallError('usage', 'A limit must be a whole number ≥ 0.');
+      }
+      const rows = await client.query(
+        `SELECT ${MEMORY_COLUMNS} FROM sqlrecall_memories
+         WHERE ${scopeCondition(ref, 1, 2)} AND status = ANY($3::text[])
+           AND ($4::text[] IS NULL OR kind = ANY($4::text[]))
+         ORDER BY seq LIMIT $5`,
+        [ref.key, ref.id, list.statuses ?? ['active'], kindsParam(list.kinds), limit],
+      );
+      return rows.map(memoryFromRow);
+    }),
+
+    get: guarded(async (scope: MemoryScope, id: string): Promise<Memory | null> => {
+      const ref = scopeRef(scope);
+      if (!isUuid(id)) return null;
+      const rows = await client.query(
+        `SELECT ${MEMORY_COLUMNS} FROM sqlrecall_memories WHERE id = $1 AND ${scopeCondition(ref, 2, 3)}`,
+        [id, ref.key, ref.id],
+      );
+      return rows[0] ? memoryFromRow(rows[0]) : null;
+    }),
+
+    history: guarded(async (scope: MemoryScope, id?: string): Promise<MemoryHistoryEntry[]> => {
+      const ref = scopeRef(scope);
+      if (id !== undefined && !isUuid(id)) return [];
+      const rows = await client.query(
+        `SELECT ${HISTORY_COLUMNS} FROM sqlrecall_memory_history
+         WHERE ${scopeCondition(ref, 1, 2)} AND ($3::uuid IS NULL OR memory_id = $3::uuid)
+         ORDER BY id`,
+        [ref.key, ref.id, id ?? null],
+      );
+      return rows.map(historyFromRow);
+    }),
+
+    appendTurn: guarded(conversations.appendTurn),
+    recentTurns: guarded(conversations.recentTurns),
+    setSummary: guarded(conversations.setSummary),
+    getConversation: guarded(conversations.getConversation),
+    listConversations: guarded(conversations.listConversations),
+    lastConversation: guarded(
+      async (scope: MemoryScope) => (await conversations.listConversations(scope, 1))[0] ?? null,
+    ),
+
+    enqueuePending: guarded(pending.enqueuePending),
+    takePending: guarded(pending.takePending),
+    completePending: guarded(pending.completePending),
+    failPending: guarded(pending.failPending),
+    listPending: guarded(pending.listPending),
+
+    setEnabled: guarded(async (scope: MemoryScope, enabled: boolean): Promise<void> => {
+      const ref = scopeRef(scope);
+      await client.query(
+        `INSERT INTO sqlrecall_memory_settings (scope_key, scope_user, scope_team, enabled) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (scope_key) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = clock_timestamp()`,
+        [...scopeColumns(ref), enabled === true],
+      );
+    }),
+
+    isEnabled: guarded(async (scope: MemoryScope): Promise<boolean> => {
+      const ref = scopeRef(scope);
+      const rows = await client.query<{ enabled: boolean }>(
+        `SELECT enabled FROM sqlrecall_memory_settings WHERE ${scopeCondition(ref, 1, 2)}`,
+        [ref.key, ref.id],
+      );
+      return rows[0]?.enabled !== false;
+    }),
+
+    export: guarded((scope: MemoryScope) => exportScope(client, scopeRef(scope))),
+
+    import: guarded(async (scope, doc, embed) => {
+      const ref = scopeRef(scope);
+      return importScope(client, ref, doc, embed, await currentEmbedding());
+    }),
+
+    deleteAll: guarded((scope, deleteOptions) => deleteScope(client, scopeRef(scope), deleteOptions)),
+
+    reembed: guarded(async (model, dimensions, embed, onProgress) => {
+      const result = await reembedAll(client, model, dimensions, embed, onProgress);
+      embedding = { model, dimensions };
+      return result;
+    }),
+
+    async close(): Promise<void> {
+      migrated = undefined;
+      embedding = undefined;
+      await client.close();
+    },
+  };
+  return store;
+}

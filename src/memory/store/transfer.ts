@@ -1,0 +1,215 @@
+/**
+ * Export, import and bulk deletion of one scope's memories.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { SqlrecallError } from '../../core/errors.js';
+import { MEMORY_KINDS, type MemoryKind } from '../../core/memory.js';
+import { readEmbeddingMeta } from './migrations.js';
+import { contentHash, HISTORY_COLUMNS, historyFromRow, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
+import { type ScopeRef, scopeColumns, scopeCondition } from './scope.js';
+import type { SqlClient, SqlSession } from './sql-client.js';
+import type { DeleteAllOptions, EmbedTexts, MemoryExport, MemoryImportResult } from './types.js';
+import { appendHistory, insertMemory, lockScope } from './write.js';
+
+/** Texts embedded per call of `embed` during import and reembed. */
+export const EMBED_BATCH_SIZE = 64;
+
+/** Embeds `texts` in batches of {@link EMBED_BATCH_SIZE}, checking the count returned. */
+export async function embedInBatches(
+  texts: string[],
+  embed: EmbedTexts,
+  onBatch?: (done: number) => void,
+): Promise<number[][]> {
+  const vectors: number[][] = [];
+  for (let start = 0; start < texts.length; start += EMBED_BATCH_SIZE) {
+    const batch = texts.slice(start, start + EMBED_BATCH_SIZE);
+    const result = await embed(batch);
+    if (result.length !== batch.length) {
+      throw new SqlrecallError(
+        'model_output',
+        `The embedding model returned ${result.length} vectors for ${batch.length} texts.`,
+      );
+    }
+    vectors.push(...result);
+    onBatch?.(vectors.length);
+  }
+  return vectors;
+}
+
+/** Reads one scope's export document. */
+export async function exportScope(client: SqlClient, ref: ScopeRef): Promise<MemoryExport> {
+  const memories = await client.query(
+    `SELECT ${MEMORY_COLUMNS} FROM sqlrecall_memories WHERE ${scopeCondition(ref, 1, 2)} ORDER BY seq`,
+    [ref.key, ref.id],
+  );
+  const history = await client.query(
+    `SELECT ${HISTORY_COLUMNS} FROM sqlrecall_memory_history WHERE ${scopeCondition(ref, 1, 2)} ORDER BY id`,
+    [ref.key, ref.id],
+  );
+  const meta = await readEmbeddingMeta(client);
+  return {
+    format: 'sqlrecall-memory',
+    version: 1,
+    exportedAt: new Date().toISOString(),
+    scope: ref.scope,
+    embeddingModel: meta?.model ?? null,
+    memories: memories.map(memoryFromRow),
+    history: history.map(historyFromRow),
+  };
+}
+
+const importSchema = z.object({
+  format: z.literal('sqlrecall-memory'),
+  version: z.literal(1),
+  memories: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.enum(MEMORY_KINDS as [MemoryKind, ...MemoryKind[]]),
+      text: z.string().min(1),
+      sql: z.string().nullish(),
+      tables: z.array(z.string()).optional(),
+      columns: z.array(z.string()).optional(),
+      status: z.enum(['active', 'superseded', 'deleted']).default('active'),
+      supersedes: z.string().nullish(),
+      sourceMessageId: z.string().nullish(),
+      expiresAt: z.string().nullish(),
+    }),
+  ),
+  history: z
+    .array(
+      z.object({
+        memoryId: z.string(),
+        action: z.enum(['ADD', 'UPDATE', 'SUPERSEDE', 'DELETE', 'RESTORE', 'NOOP']),
+        oldText: z.string().nullish(),
+        newText: z.string().nullish(),
+        reason: z.string().nullish(),
+        createdAt: z.string().nullish(),
+      }),
+    )
+    .default([]),
+});
+
+/**
+ * Imports an export document into `ref`'s scope: embeds first (no transaction held while the
+ * model runs), then inserts in one transaction under the scope lock. A memory is skipped as a
+ * duplicate when one with the same content hash and status already exists in the scope.
+ */
+export async function importScope(
+  client: SqlClient,
+  ref: ScopeRef,
+  doc: unknown,
+  embed: EmbedTexts,
+  embedding: { model: string; dimensions: number },
+): Promise<MemoryImportResult> {
+  const parsed = importSchema.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || 'document';
+    throw new SqlrecallError(
+      'usage',
+      `Not a sqlrecall memory export: ${where}: ${issue?.message ?? 'invalid'}.`,
+    );
+  }
+  const { memories, history } = parsed.data;
+  const vectors = await embedInBatches(
+    memories.map((memory) => memory.text),
+    embed,
+  );
+  return client.transaction(async (tx: SqlSession) => {
+    await lockScope(tx, ref);
+    const ctx = { tx, ref, ...embedding };
+    const idMap: Record<string, string> = {};
+    const created = new Set<string>();
+    let duplicates = 0;
+    for (const [index, memory] of memories.entries()) {
+      const existing = await tx.query<{ id: string }>(
+        `SELECT id FROM sqlrecall_memories WHERE ${scopeCondition(ref, 1, 2)} AND content_hash = $3 AND status = $4 LIMIT 1`,
+        [ref.key, ref.id, contentHash(memory.kind, memory.text), memory.status],
+      );
+      if (existing[0]) {
+        idMap[memory.id] = String(existing[0].id);
+        duplicates += 1;
+        continue;
+      }
+      const inserted = await insertMemory(ctx, memory, vectors[index] ?? [], {
+        status: memory.status,
+        id: randomUUID(),
+      });
+      if (!inserted)
+        throw new SqlrecallError('internal', 'An imported memory collided with an active duplicate.');
+      idMap[memory.id] = inserted.id;
+      created.add(inserted.id);
+    }
+    for (const memory of memories) {
+      const id = idMap[memory.id];
+      const target = memory.supersedes ? idMap[memory.supersedes] : undefined;
+      if (id && created.has(id) && target) {
+        await tx.query('UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2', [target, id]);
+      }
+    }
+    const withHistory = new Set<string>();
+    for (const entry of history) {
+      const id = idMap[entry.memoryId];
+      if (!id || !created.has(id)) continue;
+      withHistory.add(id);
+      await tx.query(
+        `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9::timestamptz, clock_timestamp()))`,
+        [
+          id,
+          ...scopeColumns(ref),
+          entry.action,
+          entry.oldText ?? null,
+          entry.newText ?? null,
+          entry.reason ?? null,
+          entry.createdAt ?? null,
+        ],
+      );
+    }
+    for (const memory of memories) {
+      const id = idMap[memory.id];
+      if (id && created.has(id) && !withHistory.has(id)) {
+        await appendHistory(ctx, id, 'ADD', null, memory.text, 'imported');
+      }
+    }
+    return { imported: created.size, duplicates, idMap };
+  });
+}
+
+/** Soft-deletes (history DELETE each) or purges everything of one scope; returns memories affected. */
+export async function deleteScope(
+  client: SqlClient,
+  ref: ScopeRef,
+  options: DeleteAllOptions = {},
+): Promise<number> {
+  const where = scopeCondition(ref, 1, 2);
+  const params = [ref.key, ref.id];
+  return client.transaction(async (tx) => {
+    await lockScope(tx, ref);
+    if (!options.purge) {
+      const rows = await tx.query(
+        `WITH changed AS (
+           UPDATE sqlrecall_memories SET status = 'deleted', updated_at = clock_timestamp()
+           WHERE ${where} AND status <> 'deleted'
+           RETURNING id, text, scope_key, scope_user, scope_team)
+         INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, reason)
+         SELECT id, scope_key, scope_user, scope_team, 'DELETE', text, 'deleted all memories' FROM changed
+         RETURNING memory_id`,
+        params,
+      );
+      return rows.length;
+    }
+    const removed = await tx.query(`DELETE FROM sqlrecall_memories WHERE ${where} RETURNING id`, params);
+    for (const table of [
+      'sqlrecall_memory_history',
+      'sqlrecall_conversation_turns',
+      'sqlrecall_conversations',
+      'sqlrecall_pending_writes',
+      'sqlrecall_memory_settings',
+    ]) {
+      await tx.query(`DELETE FROM ${table} WHERE ${where}`, params);
+    }
+    return removed.length;
+  });
+}

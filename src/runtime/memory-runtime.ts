@@ -1,0 +1,142 @@
+/**
+ * The memory part of the composition root: the store (embedded PGlite under
+ * `<SQLRECALL_HOME>/memory`, or the server PostgreSQL of MEMORY_DATABASE_URL), the Ollama
+ * embedding model whose dimension is probed at startup (never hard-coded), and the memory service.
+ * A store built with another embedding model or dimension is refused (`memory_embedding_mismatch`,
+ * exit 2) until `sqlrecall memory reembed` migrates it.
+ */
+import { join } from 'node:path';
+import type { Config } from '../config/config.js';
+import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
+import type { ChatModel, EmbeddingModel } from '../core/ports.js';
+import { MemoryService } from '../memory/service.js';
+import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
+import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
+import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
+import { createOllamaEmbeddingModel } from '../models/ollama/embedding-model.js';
+
+/** Where the embedded memory store lives. */
+export function memoryDataDir(config: Config): string {
+  return join(config.home, 'memory');
+}
+
+/** Store options from the configuration: MEMORY_DATABASE_URL (postgres:// or pglite:DIR), else the home folder. */
+export function memoryStoreOptions(config: Config): MemoryStoreOptions {
+  const url = config.memoryDatabaseUrl;
+  if (url && /^pglite:/i.test(url)) return { dataDir: url.replace(/^pglite:/i, '') };
+  if (url) return { url };
+  return { dataDir: memoryDataDir(config) };
+}
+
+/** The live memory objects. */
+export interface MemoryRuntime {
+  store: SqlMemoryStore;
+  embedder: EmbeddingModel;
+  service: MemoryService;
+  /** The embedding model and dimension the store was opened with. */
+  embedding: EmbeddingInfo;
+  /** False when the embedding model could not be probed and the recorded one was used (read-only use). */
+  canEmbed: boolean;
+}
+
+/** Options of {@link openMemory}. */
+export interface OpenMemoryOptions {
+  /** Chat model for extraction and grey-zone decisions (absent: model-free use only). */
+  chat?: ChatModel;
+  /**
+   * When the embedding model cannot be probed (server down, model not pulled), open the store with
+   * the model recorded in it instead of failing: for commands that only read or change statuses.
+   */
+  allowWithoutEmbeddings?: boolean;
+  /** Skip the embedding check entirely (for `memory reembed`, which migrates). */
+  skipInit?: boolean;
+  log?: (message: string, details: Record<string, unknown>) => void;
+  /**
+   * An SQL client on the memory store's database created by the caller (e.g. `serve`, which keeps
+   * its access-token table in the same database); default: one from {@link memoryStoreOptions}.
+   */
+  client?: SqlClient;
+  /**
+   * How long to wait for another process to release the embedded store (default
+   * {@link MEMORY_LOCK_WAIT_MS}); `onWait` is told once when waiting starts.
+   */
+  lockWaitMs?: number;
+  onWait?: () => void;
+}
+
+/**
+ * Default wait for an embedded store held by another sqlrecall process: 30 s, long enough for a
+ * concurrent `ask` to finish (a few seconds), short enough to fail clearly behind a long `chat`.
+ */
+export const MEMORY_LOCK_WAIT_MS = 30_000;
+
+/** Opens the store, waiting while another live process holds its embedded data directory. */
+async function waitForStore(store: SqlMemoryStore, waitMs: number, onWait?: () => void): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let told = false;
+  for (;;) {
+    try {
+      await store.embeddingInfo();
+      return;
+    } catch (error) {
+      const busy = isSqlrecallError(error, 'memory_store') && /in use by another process/.test(error.message);
+      if (!busy || Date.now() >= deadline) throw error;
+      if (!told) onWait?.();
+      told = true;
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 150)));
+    }
+  }
+}
+
+/**
+ * Opens the store, probes the embedding dimension and checks it against the store.
+ * @throws SqlrecallError `memory_embedding_mismatch` (exit 2, hint `sqlrecall memory reembed`),
+ *   `memory_store`, `model_*` (embedding model unavailable and `allowWithoutEmbeddings` not set).
+ */
+export async function openMemory(config: Config, options: OpenMemoryOptions = {}): Promise<MemoryRuntime> {
+  const store = createMemoryStore(options.client ? { client: options.client } : memoryStoreOptions(config));
+  try {
+    await waitForStore(store, options.lockWaitMs ?? MEMORY_LOCK_WAIT_MS, options.onWait);
+    const embedder = createOllamaEmbeddingModel({ host: config.ollamaHost, model: config.embedModel });
+    let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
+    let canEmbed = true;
+    try {
+      embedding = { model: config.embedModel, dimensions: await embedder.dimensions() };
+    } catch (error) {
+      if (!options.allowWithoutEmbeddings) throw error;
+      const recorded = await store.embeddingInfo();
+      if (!recorded) throw error;
+      embedding = recorded;
+      canEmbed = false;
+    }
+    if (!options.skipInit) await store.init(embedding);
+    const table = parseThresholdTable(config.memoryThresholds) ?? {};
+    const service = new MemoryService({
+      store,
+      embedder: canEmbed ? embedder : unavailableEmbedder(config),
+      chat: options.chat,
+      thresholds: thresholdsFor(config.embedModel, table),
+      maxFacts: config.memoryMaxFacts,
+      topK: config.memoryTopK,
+      minSimilarity: config.memoryMinSimilarity,
+      log: options.log,
+    });
+    return { store, embedder, service, embedding, canEmbed };
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** An embedder that explains why it cannot embed (the model server or model is unavailable). */
+function unavailableEmbedder(config: Config): EmbeddingModel {
+  const fail = () =>
+    Promise.reject(
+      new SqlrecallError(
+        'model_unreachable',
+        `The embedding model ${config.embedModel} is not available at ${config.ollamaHost}.`,
+        { details: { hint: `Start Ollama and run \`ollama pull ${config.embedModel}\`.` } },
+      ),
+    );
+  return { id: config.embedModel, dimensions: fail, embed: fail };
+}

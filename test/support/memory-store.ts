@@ -1,0 +1,68 @@
+/**
+ * Memory store test engines: embedded PGlite, and a "server-style connection" — `pg` over TCP to
+ * a PGlite (with pgvector) served by `@electric-sql/pglite-socket`, since the Debian PostgreSQL
+ * server used in CI lacks pgvector. Same store code, different client path (pool, wire protocol,
+ * real concurrent connections).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { createMemoryStore, type SqlMemoryStore } from '../../src/memory/store/index.js';
+
+/** Store engines covered by every memory store suite. */
+export type StoreEngine = 'pglite' | 'server-style';
+export const STORE_ENGINES: StoreEngine[] = ['pglite', 'server-style'];
+
+/** A place to open stores: `open()` may be called several times (reopen, separate connections). */
+export interface StoreHarness {
+  engine: StoreEngine;
+  /** A new store instance on the same database (embedded: the data dir must be free). */
+  open(options?: { maxConnections?: number }): SqlMemoryStore;
+  /** Embedded data dir (pglite engine only). */
+  dataDir?: string;
+  /** Server URL (server-style engine only). */
+  url?: string;
+  dispose(): Promise<void>;
+}
+
+/** Creates an empty database for `engine`. */
+export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarness> {
+  if (engine === 'pglite') {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sqlrecall-memstore-'));
+    return {
+      engine,
+      dataDir,
+      open: () => createMemoryStore({ dataDir }),
+      dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const db = new PGlite({ extensions: { vector } });
+  await db.waitReady;
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 100 });
+  await server.start();
+  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  return {
+    engine,
+    url,
+    open: (options = {}) => createMemoryStore({ url, maxConnections: options.maxConnections }),
+    dispose: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+/** A deterministic unit vector of `dimensions` near direction `seed` (small `jitter` spreads it). */
+export function testVector(seed: number, dimensions = 8, jitter = 0): number[] {
+  const values: number[] = [];
+  let state = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < dimensions; i += 1) {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    values.push(state / 2 ** 32 - 0.5 + (jitter ? Math.sin(seed * 7.1 + i * 3.3) * jitter : 0));
+  }
+  const norm = Math.hypot(...values) || 1;
+  return values.map((value) => value / norm);
+}
