@@ -1,0 +1,180 @@
+/**
+ * The schema index in PostgreSQL + pgvector: table `schema_index` in the same database as the
+ * memories (embedded PGlite with the vector extension, or a server PostgreSQL with pgvector).
+ * Written against a minimal query interface that the memory store's `SqlClient` satisfies as is.
+ */
+import type { ValueHint } from './documents.js';
+import type { EntryState, IndexEntry, Neighbour, SchemaIndexStore } from './store.js';
+
+/**
+ * The one call the store needs: run one statement with `$n` parameters and return its rows.
+ * `createPgliteClient`/`createPostgresClient` of `src/memory/store/sql-client.ts` fit.
+ */
+export interface SchemaIndexSql {
+  query<R extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params?: unknown[],
+  ): Promise<R[]>;
+}
+
+/** Version of the table layout; a later layout adds `ALTER TABLE … ADD COLUMN IF NOT EXISTS` here. */
+export const SCHEMA_INDEX_TABLE_VERSION = 1;
+
+/**
+ * DDL of the index table (idempotent). The embedding column is `vector` without a dimension, so
+ * one table serves every embedding model; a search compares only rows of the query's model and
+ * dimension. No ANN index: a database has at most a few thousand tables, an exact scan is
+ * milliseconds.
+ */
+export const SCHEMA_INDEX_DDL = [
+  'CREATE EXTENSION IF NOT EXISTS vector',
+  `CREATE TABLE IF NOT EXISTS schema_index (
+  fingerprint text NOT NULL,
+  table_key text NOT NULL,
+  catalog_hash text NOT NULL,
+  document text NOT NULL,
+  embedding vector,
+  embedding_model text,
+  value_hints jsonb NOT NULL DEFAULT '[]'::jsonb,
+  layout_version integer NOT NULL DEFAULT ${SCHEMA_INDEX_TABLE_VERSION},
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (fingerprint, table_key)
+)`,
+];
+
+/** Rows per INSERT statement when upserting. */
+const UPSERT_BATCH = 100;
+
+interface Row extends Record<string, unknown> {
+  table_key: string;
+  catalog_hash: string;
+  document: string;
+  embedding: string | null;
+  embedding_model: string | null;
+  value_hints: unknown;
+}
+
+/** `[1,2,3]`, the text form pgvector accepts. */
+function vectorLiteral(vector: readonly number[]): string {
+  return `[${vector.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
+}
+
+function parseVector(text: unknown): number[] | null {
+  if (typeof text !== 'string') return Array.isArray(text) ? text.map(Number) : null;
+  return text
+    .replace(/^\[|\]$/g, '')
+    .split(',')
+    .filter((part) => part !== '')
+    .map(Number);
+}
+
+function parseHints(value: unknown): ValueHint[] {
+  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+  return Array.isArray(parsed) ? (parsed as ValueHint[]) : [];
+}
+
+/** {@link SchemaIndexStore} on a PostgreSQL connection with pgvector. */
+export class PgSchemaIndexStore implements SchemaIndexStore {
+  private ready: Promise<void> | undefined;
+
+  constructor(private readonly sql: SchemaIndexSql) {}
+
+  /** Creates the extension and table once per instance (a failure is retried on the next call). */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      for (const statement of SCHEMA_INDEX_DDL) await this.sql.query(statement);
+    })().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  async states(fingerprint: string): Promise<Map<string, EntryState>> {
+    await this.init();
+    const rows = await this.sql.query<{
+      table_key: string;
+      catalog_hash: string;
+      embedding_model: string | null;
+    }>('SELECT table_key, catalog_hash, embedding_model FROM schema_index WHERE fingerprint = $1', [
+      fingerprint,
+    ]);
+    return new Map(
+      rows.map((row) => [
+        row.table_key,
+        { catalogHash: row.catalog_hash, embeddingModel: row.embedding_model },
+      ]),
+    );
+  }
+
+  async load(fingerprint: string, options: { withEmbeddings?: boolean } = {}): Promise<IndexEntry[]> {
+    await this.init();
+    const embedding = options.withEmbeddings ? 'embedding::text AS embedding' : 'NULL::text AS embedding';
+    const rows = await this.sql.query<Row>(
+      `SELECT table_key, catalog_hash, document, ${embedding}, embedding_model, value_hints::text AS value_hints
+       FROM schema_index WHERE fingerprint = $1 ORDER BY table_key`,
+      [fingerprint],
+    );
+    return rows.map((row) => ({
+      tableKey: row.table_key,
+      catalogHash: row.catalog_hash,
+      document: row.document,
+      embedding: options.withEmbeddings ? parseVector(row.embedding) : null,
+      embeddingModel: row.embedding_model,
+      valueHints: parseHints(row.value_hints),
+    }));
+  }
+
+  async upsert(fingerprint: string, entries: readonly IndexEntry[]): Promise<void> {
+    await this.init();
+    for (let start = 0; start < entries.length; start += UPSERT_BATCH) {
+      const batch = entries.slice(start, start + UPSERT_BATCH);
+      const params: unknown[] = [fingerprint];
+      const tuples = batch.map((entry) => {
+        const base = params.length;
+        params.push(
+          entry.tableKey,
+          entry.catalogHash,
+          entry.document,
+          entry.embedding ? vectorLiteral(entry.embedding) : null,
+          entry.embeddingModel,
+          JSON.stringify(entry.valueHints),
+        );
+        return `($1, $${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}::vector, $${base + 5}, $${base + 6}::jsonb, now())`;
+      });
+      await this.sql.query(
+        `INSERT INTO schema_index (fingerprint, table_key, catalog_hash, document, embedding, embedding_model, value_hints, updated_at)
+         VALUES ${tuples.join(', ')}
+         ON CONFLICT (fingerprint, table_key) DO UPDATE SET catalog_hash = EXCLUDED.catalog_hash,
+           document = EXCLUDED.document, embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+           value_hints = EXCLUDED.value_hints, layout_version = ${SCHEMA_INDEX_TABLE_VERSION}, updated_at = now()`,
+        params,
+      );
+    }
+  }
+
+  async remove(fingerprint: string, tableKeys: readonly string[]): Promise<void> {
+    if (tableKeys.length === 0) return;
+    await this.init();
+    await this.sql.query('DELETE FROM schema_index WHERE fingerprint = $1 AND table_key = ANY($2::text[])', [
+      fingerprint,
+      [...tableKeys],
+    ]);
+  }
+
+  async nearest(
+    fingerprint: string,
+    embedding: readonly number[],
+    model: string,
+    topK: number,
+  ): Promise<Neighbour[]> {
+    await this.init();
+    const rows = await this.sql.query<{ table_key: string; similarity: number | string }>(
+      `SELECT table_key, 1 - (embedding <=> $2::vector) AS similarity FROM schema_index
+       WHERE fingerprint = $1 AND embedding_model = $3 AND embedding IS NOT NULL AND vector_dims(embedding) = $4
+       ORDER BY embedding <=> $2::vector LIMIT $5`,
+      [fingerprint, vectorLiteral(embedding), model, embedding.length, topK],
+    );
+    return rows.map((row) => ({ tableKey: row.table_key, similarity: Number(row.similarity) }));
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The schema index: one document per relation, embedded and stored with its value hints, keyed by
+ * the database fingerprint and a per-table catalog hash. `sync(schema)` re-indexes only the tables
+ * whose hash changed (or that were never embedded with the current model) and drops dropped ones;
+ * an unchanged catalog costs one small query.
+ */
+import type { EmbeddingModel } from '../core/ports.js';
+import type { Schema, Table } from '../core/schema.js';
+import { catalogHash, displayKey, incomingNeighbours, tableDocument, type ValueHint } from './documents.js';
+import type { IndexEntry, Neighbour, SchemaIndexStore } from './store.js';
+import { enumHints, type ValueSampler } from './value-hints.js';
+
+/** A relation as the linker sees it after a sync. */
+export interface IndexedTable {
+  /** `schema.name`. */
+  key: string;
+  table: Table;
+  /** Sampled values and enum labels. */
+  hints: ValueHint[];
+  /** Tables with a declared FK to this one. */
+  incoming: string[];
+}
+
+/** Options of {@link SchemaIndex}. */
+export interface SchemaIndexOptions {
+  store: SchemaIndexStore;
+  /** Database fingerprint (see `databaseFingerprint`). */
+  fingerprint: string;
+  /** Embedding model for documents and questions; without one the index is lexical only. */
+  embedding?: EmbeddingModel;
+  /** Reads value hints of a table; default: enum labels only (no database reads). */
+  sampler?: ValueSampler;
+  /** Progress of a (re)build: tables done of tables to index. Called after each batch. */
+  onProgress?: (done: number, total: number) => void;
+  /** Non-fatal problems (embedding model unreachable, …), one sentence each. */
+  onWarning?: (message: string) => void;
+  /** Tables per batch (sample, embed, write); default 32. */
+  batchSize?: number;
+}
+
+/** What one {@link SchemaIndex.sync} did. */
+export interface SyncReport {
+  /** Tables (re)indexed: sampled, documented, embedded, written. */
+  indexed: string[];
+  /** Tables only re-embedded (catalog unchanged, embedding missing or from another model). */
+  reembedded: string[];
+  /** Entries removed because their table is gone. */
+  removed: string[];
+  /** Tables left as they were. */
+  unchanged: number;
+  durationMs: number;
+}
+
+/** Builds, refreshes and queries the schema index of one database. */
+export class SchemaIndex {
+  private synced:
+    | { schema: Schema; embedded: boolean; tables: IndexedTable[]; report: SyncReport }
+    | undefined;
+  private embeddingDisabled = false;
+
+  constructor(private readonly options: SchemaIndexOptions) {}
+
+  /** The embedding model id used for documents, or `null` when lexical only. */
+  get embeddingModelId(): string | null {
+    return this.options.embedding && !this.embeddingDisabled ? this.options.embedding.id : null;
+  }
+
+  /**
+   * Brings the index in line with `schema`. The same `Schema` object twice is a no-op (the
+   * Assistant keeps one per lifetime). Never fails because of the embedding model: documents are
+   * then stored without embeddings and retrieval is lexical.
+   * With `embed: false` (small schemas sent whole) documents and hints are stored without
+   * embeddings; a later sync with embeddings fills them in without sampling again.
+   * @throws whatever the store throws (`memory_store` from the shared SQL client).
+   */
+  async sync(schema: Schema, options: { embed?: boolean } = {}): Promise<SyncReport> {
+    const embed = options.embed ?? true;
+    if (this.synced?.schema === schema && (this.synced.embedded || !embed)) return this.synced.report;
+    const started = performance.now();
+    const { store, fingerprint } = this.options;
+    await store.init();
+    const incoming = incomingNeighbours(schema);
+    const wanted = new Map(
+      schema.tables.map((table) => {
+        const key = displayKey(table);
+        const inc = incoming.get(key) ?? [];
+        return [key, { table, incoming: inc, hash: catalogHash(table, inc) }];
+      }),
+    );
+    const states = await store.states(fingerprint);
+    const model = embed ? this.embeddingModelId : null;
+    const toIndex: string[] = [];
+    const toEmbed: string[] = [];
+    for (const [key, item] of wanted) {
+      const state = states.get(key);
+      if (!state || state.catalogHash !== item.hash) toIndex.push(key);
+      else if (model && state.embeddingModel !== model) toEmbed.push(key);
+    }
+    const removed = [...states.keys()].filter((key) => !wanted.has(key));
+    await store.remove(fingerprint, removed);
+
+    const total = toIndex.length + toEmbed.length;
+    let done = 0;
+    const batchSize = this.options.batchSize ?? 32;
+    if (total > 0) this.options.onProgress?.(0, total);
+    for (let start = 0; start < toIndex.length; start += batchSize) {
+      const batch = toIndex.slice(start, start + batchSize).map((key) => wanted.get(key)!);
+      const entries: IndexEntry[] = [];
+      for (const item of batch) {
+        const hints = this.options.sampler ? await this.options.sampler(item.table) : enumHints(item.table);
+        entries.push({
+          tableKey: displayKey(item.table),
+          catalogHash: item.hash,
+          document: tableDocument(item.table, hints, item.incoming),
+          embedding: null,
+          embeddingModel: null,
+          valueHints: hints,
+        });
+      }
+      if (embed) await this.embedInto(entries);
+      await store.upsert(fingerprint, entries);
+      done += batch.length;
+      this.options.onProgress?.(done, total);
+    }
+    if (toEmbed.length > 0 && model) {
+      const stored = new Map((await store.load(fingerprint)).map((entry) => [entry.tableKey, entry]));
+      for (let start = 0; start < toEmbed.length; start += batchSize) {
+        const entries = toEmbed
+          .slice(start, start + batchSize)
+          .map((key) => stored.get(key))
+          .filter((entry): entry is IndexEntry => entry !== undefined);
+        await this.embedInto(entries);
+        if (!this.embeddingModelId) break;
+        await store.upsert(fingerprint, entries);
+        done += entries.length;
+        this.options.onProgress?.(done, total);
+      }
+    }
+
+    const hintsByKey = new Map(
+      (await store.load(fingerprint)).map((entry) => [entry.tableKey, entry.valueHints]),
+    );
+    const tables: IndexedTable[] = [...wanted].map(([key, item]) => ({
+      key,
+      table: item.table,
+      hints: hintsByKey.get(key) ?? enumHints(item.table),
+      incoming: item.incoming,
+    }));
+    const report: SyncReport = {
+      indexed: toIndex,
+      reembedded: model && this.embeddingModelId ? toEmbed : [],
+      removed,
+      unchanged: wanted.size - toIndex.length - toEmbed.length,
+      durationMs: performance.now() - started,
+    };
+    this.synced = { schema, embedded: embed, tables, report };
+    return report;
+  }
+
+  /**
+   * Embeds `entries`' documents in place. On failure the index goes lexical for the rest of this
+   * instance's life (one warning), so a down model server costs one failed call, not one per batch.
+   */
+  private async embedInto(entries: IndexEntry[]): Promise<void> {
+    const model = this.options.embedding;
+    if (!model || this.embeddingDisabled || entries.length === 0) return;
+    try {
+      const vectors = await model.embed(entries.map((entry) => entry.document));
+      entries.forEach((entry, i) => {
+        entry.embedding = vectors[i] ?? null;
+        entry.embeddingModel = vectors[i] ? model.id : null;
+      });
+    } catch (error) {
+      this.embeddingDisabled = true;
+      this.options.onWarning?.(
+        `The embedding model ${model.id} is unavailable (${(error as Error)?.message ?? error}); schema linking uses names and values only.`,
+      );
+    }
+  }
+
+  /** Relations of the last synced schema. @throws Error when {@link sync} was never called. */
+  tables(): IndexedTable[] {
+    if (!this.synced) throw new Error('SchemaIndex.tables() before sync()');
+    return this.synced.tables;
+  }
+
+  /**
+   * The `topK` tables whose documents are nearest to `text`; empty when lexical only or when the
+   * embedding model fails (one warning).
+   */
+  async nearest(text: string, topK: number): Promise<Neighbour[]> {
+    const model = this.options.embedding;
+    if (!model || this.embeddingDisabled) return [];
+    let vector: number[] | undefined;
+    try {
+      [vector] = await model.embed([text]);
+    } catch (error) {
+      this.embeddingDisabled = true;
+      this.options.onWarning?.(
+        `The embedding model ${model.id} is unavailable (${(error as Error)?.message ?? error}); schema linking uses names and values only.`,
+      );
+      return [];
+    }
+    if (!vector) return [];
+    return this.options.store.nearest(this.options.fingerprint, vector, model.id, topK);
+  }
+}

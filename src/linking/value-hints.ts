@@ -1,0 +1,136 @@
+/**
+ * Value hints: the distinct values of low-cardinality text columns, read from a bounded sample in
+ * the connector's READ ONLY execution (row cap, statement timeout), and enum labels straight from
+ * the catalog. The sampling SQL is generated here from catalog identifiers, quoted with
+ * `quoteIdent`; no user text ever reaches it.
+ */
+import type { CellValue, DatabaseConnector } from '../core/ports.js';
+import type { Column, Table } from '../core/schema.js';
+import { quoteIdent } from '../sql/render.js';
+import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
+
+/** Most distinct values for a column to count as low-cardinality (issue 5: "at most 50"). */
+export const MAX_HINT_VALUES = 50;
+/** Rows read per table for sampling. */
+export const SAMPLE_ROWS = 2000;
+/** Above this planner row estimate, rows come from `TABLESAMPLE SYSTEM` instead of the first pages. */
+export const TABLESAMPLE_MIN_ROWS = 100_000;
+/** Most text columns sampled per table (the first ones in column order). */
+export const MAX_SAMPLED_COLUMNS = 40;
+/** Statement timeout of one sampling query, in milliseconds. */
+export const SAMPLE_TIMEOUT_MS = 3000;
+
+/** Reads value hints of one table; never throws (a failure means no hints for that table). */
+export type ValueSampler = (table: Table) => Promise<ValueHint[]>;
+
+/** Types whose values are sampled: text-like built-ins (and domains over them). */
+const TEXT_TYPE = /^(text|citext|name|character varying|varchar|character|char|bpchar)(\(\d+\))?$/;
+
+/** True when `column` holds text worth sampling (not an enum: its labels come from the catalog). */
+export function isSampledColumn(column: Column): boolean {
+  if (column.enumValues) return false;
+  return TEXT_TYPE.test(column.domainBaseType ?? column.type);
+}
+
+/** Enum labels of a table's enum columns, as hints (complete, from the catalog). */
+export function enumHints(table: Table): ValueHint[] {
+  return table.columns
+    .filter((column) => column.enumValues && column.enumValues.length > 0)
+    .map((column) => ({
+      column: column.name,
+      values: column.enumValues!.slice(0, MAX_HINT_VALUES),
+      source: 'enum' as const,
+      sampledRows: null,
+    }));
+}
+
+/**
+ * The sampling statement for `table`, or `null` when nothing is sampled (no text column; views and
+ * foreign tables, whose reads may be unbounded in cost). One row comes back: `n` (rows sampled)
+ * and one JSON array per column with up to {@link MAX_HINT_VALUES} + 1 distinct values, each cut to
+ * {@link MAX_HINT_VALUE_LENGTH} + 1 characters (so over-long values are recognisable).
+ */
+export function samplingSql(table: Table): string | null {
+  if (table.kind === 'view' || table.kind === 'foreign_table') return null;
+  const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
+  if (columns.length === 0) return null;
+  const relation = `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`;
+  const rows = table.estimatedRows ?? 0;
+  const sample =
+    table.kind === 'table' && rows > TABLESAMPLE_MIN_ROWS
+      ? ` TABLESAMPLE SYSTEM (${Math.max(0.01, Math.min(100, (100 * SAMPLE_ROWS * 4) / rows)).toFixed(4)})`
+      : '';
+  const list = columns.map((column) => quoteIdent(column.name)).join(', ');
+  const parts = columns.map((column, i) => {
+    const c = quoteIdent(column.name);
+    return (
+      `(SELECT json_agg(v) FROM (SELECT DISTINCT left(${c}::text, ${MAX_HINT_VALUE_LENGTH + 1}) AS v FROM s ` +
+      `WHERE ${c} IS NOT NULL LIMIT ${MAX_HINT_VALUES + 1}) d) AS c${i}, ` +
+      `(SELECT count(${c}) FROM s) AS n${i}`
+    );
+  });
+  return `WITH s AS (SELECT ${list} FROM ${relation}${sample} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
+}
+
+/**
+ * Turns the sampling row into hints: columns with 1…{@link MAX_HINT_VALUES} distinct values, none
+ * spanning lines (over-long values are dropped one by one), and not unique-looking (a column whose every sampled row differs is an
+ * identifier or a name, unless the table is tiny: ≤ 20 rows).
+ */
+export function hintsFromRow(table: Table, row: readonly CellValue[]): ValueHint[] {
+  const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
+  const hints: ValueHint[] = [];
+  columns.forEach((column, i) => {
+    const raw = row[2 * i];
+    const count = Number(row[2 * i + 1] ?? 0);
+    const all = parseValues(raw);
+    if (all.length === 0 || all.length > MAX_HINT_VALUES) return;
+    if (all.some((value) => /[\r\n]/.test(value))) return; // prose, not categories
+    if (all.length === count && count > 20) return;
+    const values = all.filter((value) => value.length <= MAX_HINT_VALUE_LENGTH);
+    if (values.length === 0) return;
+    hints.push({ column: column.name, values: values.sort(), source: 'sample', sampledRows: count });
+  });
+  return hints;
+}
+
+function parseValues(raw: CellValue | undefined): string[] {
+  let value: unknown = raw;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(value)) return [];
+  return value.filter((item): item is string => typeof item === 'string');
+}
+
+/** Options of {@link createValueSampler}. */
+export interface ValueSamplerOptions {
+  /** Statement timeout per table; default {@link SAMPLE_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /** Called with each failure (permission denied, timeout): the table just gets no sampled hints. */
+  onError?: (table: Table, error: unknown) => void;
+}
+
+/**
+ * A sampler that runs {@link samplingSql} through `db.execute` (READ ONLY transaction, row cap 1,
+ * statement timeout) and adds the enum labels of the catalog.
+ */
+export function createValueSampler(db: DatabaseConnector, options: ValueSamplerOptions = {}): ValueSampler {
+  return async (table) => {
+    const hints = enumHints(table);
+    const sql = samplingSql(table);
+    if (!sql) return hints;
+    try {
+      const result = await db.execute(sql, { maxRows: 1, timeoutMs: options.timeoutMs ?? SAMPLE_TIMEOUT_MS });
+      const row = result.rows[0];
+      if (row) hints.push(...hintsFromRow(table, row));
+    } catch (error) {
+      options.onError?.(table, error);
+    }
+    return hints;
+  };
+}
