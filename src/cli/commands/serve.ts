@@ -1,0 +1,111 @@
+/**
+ * `sqlrecall serve [--port 8484] [--host 127.0.0.1] [--users]`: the HTTP API and the web UI.
+ * Local mode (default, loopback only): every request is the configured user, no login.
+ * Multi-user mode (`--users`, or whenever bound beyond loopback): personal access tokens from
+ * `sqlrecall users add NAME`. Runs until SIGINT/SIGTERM.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { SqlrecallError } from '../../core/errors.js';
+import { Runtime } from '../../runtime/runtime.js';
+import { createApp, defaultWebRoot } from '../../server/app.js';
+import type { AccessLogEntry, AuthMode } from '../../server/deps.js';
+import { depsFromRuntime, memoryClient } from '../../server/runtime-deps.js';
+import { UserDirectory } from '../../server/users.js';
+import { pc } from '../colors.js';
+import type { CliIO } from '../io.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import { warnTo } from './ask.js';
+
+/** Options of `serve`. */
+export interface ServeOptions extends GlobalOptions {
+  port?: string;
+  host?: string;
+  users?: boolean;
+  /** Folder of the built UI (hidden flag; default `dist/web` of the package). */
+  web?: string;
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+function accessLine(e: AccessLogEntry): string {
+  return `${new Date().toISOString()} ${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.user ? ` user=${JSON.stringify(e.user)}` : ''}${e.code ? ` code=${e.code}` : ''}\n`;
+}
+
+/** Runs `serve` until a signal stops it; returns the exit code. */
+export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
+  let runtime: Runtime | undefined;
+  try {
+    const config = configFrom(io, opts);
+    const port = opts.port === undefined ? 8484 : Number(opts.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new SqlrecallError('usage', '--port must be a whole number from 0 to 65535.');
+    const host = opts.host ?? '127.0.0.1';
+    const multiUser = Boolean(opts.users) || !isLoopback(host);
+    const client = memoryClient(config);
+    runtime = new Runtime(config, { warn: warnTo(io) });
+    const users = new UserDirectory(client);
+    let auth: AuthMode;
+    if (multiUser) {
+      await users.init();
+      const count = (await users.list()).length;
+      if (count === 0)
+        io.stderr.write(
+          `${pc.yellow('note:')} no users yet: stop the server and run \`sqlrecall users add NAME\` (with a server PostgreSQL memory store it works while serving).\n`,
+        );
+      auth = { mode: 'users', users };
+    } else {
+      auth = { mode: 'local', user: config.user, ...(config.team ? { team: config.team } : {}) };
+    }
+    const verbose = config.logLevel === 'info' || config.logLevel === 'debug';
+    const deps = depsFromRuntime(runtime, {
+      auth,
+      client,
+      webRoot: opts.web ?? defaultWebRoot(),
+      allowedHosts: isLoopback(host) ? [] : [host],
+      log: (entry) => {
+        if (verbose || entry.status >= 500) io.stderr.write(accessLine(entry));
+      },
+    });
+    // Open the database, the memory store and the models now: problems show at start, not on the first question.
+    await deps.assistant();
+    const app = createApp(deps);
+    const server = serve({ fetch: app.fetch, port, hostname: host });
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', () => resolve());
+      server.once('error', reject);
+    }).catch((cause: unknown) => {
+      throw new SqlrecallError('usage', `Cannot listen on ${host}:${port}: ${(cause as Error).message}.`, {
+        cause,
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    io.stdout.write(`Listening on http://${shownHost}:${address.port}\n`);
+    io.stderr.write(
+      multiUser
+        ? `Multi-user mode: sign in with a token from \`sqlrecall users add NAME\`. Stop with Ctrl+C.\n`
+        : `Local mode: signed in as ${config.user} (no login; only this machine can connect). Stop with Ctrl+C.\n`,
+    );
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        server.close(() => resolve());
+        // Streams that are still open (SSE) must not keep the process alive.
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    return 0;
+  } catch (error) {
+    return reportError(io, Boolean(opts.json), error);
+  } finally {
+    await runtime?.close();
+  }
+}

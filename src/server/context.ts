@@ -1,0 +1,58 @@
+/**
+ * Request-scoped helpers of the HTTP API: the app's Hono environment, the error body, and the
+ * memory scope a request may use (always derived from the authenticated principal).
+ */
+import type { Context } from 'hono';
+import { ERROR_TABLE, type ErrorCode, SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import type { MemoryScope } from '../core/memory.js';
+import type { Principal } from './users.js';
+
+/** Hono environment of the app: the principal set by the auth middleware. */
+export interface AppEnv {
+  Variables: { principal: Principal; errorCode?: string };
+}
+
+/** `{error: {code, message, hint?}}`. */
+export interface ErrorBody {
+  error: { code: string; message: string; hint?: string };
+}
+
+/** The error body of any thrown value (unexpected errors get a generic sentence). */
+export function errorBody(error: unknown): { body: ErrorBody; status: number } {
+  const err = toSqlrecallError(error);
+  const message = err.code === 'internal' ? 'Unexpected server error.' : err.message;
+  const hint = typeof err.details.hint === 'string' ? err.details.hint : undefined;
+  return {
+    body: { error: { code: err.code, message, ...(hint ? { hint } : {}) } },
+    status: ERROR_TABLE[err.code].httpStatus,
+  };
+}
+
+/** Sends the error response of `error`. */
+export function sendError(c: Context<AppEnv>, error: unknown): Response {
+  const { body, status } = errorBody(error);
+  c.set('errorCode', body.error.code);
+  return c.json(body, status as 400);
+}
+
+/** A {@link SqlrecallError} with `code`. */
+export function apiError(code: ErrorCode, message: string): SqlrecallError {
+  return new SqlrecallError(code, message);
+}
+
+/**
+ * The scope a request acts on: the caller's own (`user`) or their team's. Reading team memories
+ * needs membership; changing them needs the team-admin role.
+ * @throws SqlrecallError `forbidden`
+ */
+export function scopeFor(
+  principal: Principal,
+  which: 'user' | 'team' | undefined,
+  write: boolean,
+): MemoryScope {
+  if (which !== 'team') return { user: principal.user };
+  if (principal.team === undefined) throw apiError('forbidden', 'You are not a member of a team.');
+  if (write && principal.teamRole !== 'admin')
+    throw apiError('forbidden', `Only admins of team ${principal.team} can change its memories.`);
+  return { team: principal.team };
+}

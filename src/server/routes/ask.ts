@@ -1,0 +1,134 @@
+/**
+ * `POST /api/ask`: one question through the pipeline. Streams the steps as Server-Sent Events
+ * (default, or `Accept: text/event-stream`), or returns one JSON document with
+ * `Accept: application/json`. SSE events, in order: `classified`, `recalled`, `schema`, `sql`,
+ * `refused`/`retried`, `rows`, `answer_token`…, `answer`, `remembered`, `applied`, `chart`, `done`
+ * (or `reply` for a message answered without SQL); a failure ends the stream with `error`.
+ */
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
+import type { AskOutcome, Step } from '../../core/steps.js';
+import { chartFor } from '../chart.js';
+import { type AppEnv, errorBody, sendError } from '../context.js';
+import type { ServerDeps } from '../deps.js';
+import { AskBodySchema, AskResponseSchema, errorResponses } from '../schemas.js';
+
+const route = createRoute({
+  method: 'post',
+  path: '/api/ask',
+  summary: 'Ask a question (SSE stream of steps, or one JSON document)',
+  request: { body: { required: true, content: { 'application/json': { schema: AskBodySchema } } } },
+  responses: {
+    200: {
+      description: 'the steps as Server-Sent Events, or the outcome as JSON',
+      content: {
+        'text/event-stream': { schema: z.string() },
+        'application/json': { schema: AskResponseSchema },
+      },
+    },
+    ...errorResponses,
+    422: {
+      description: 'refused by the SQL guard or a database error',
+      content: errorResponses[400].content,
+    },
+    502: { description: 'unusable model output', content: errorResponses[400].content },
+    503: { description: 'model or database unavailable', content: errorResponses[400].content },
+  },
+});
+
+/** The JSON document of an outcome (`ask --json` plus the chart). */
+export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSchema> {
+  const result = outcome.result;
+  return {
+    question: outcome.question,
+    sql: outcome.sql,
+    columns: result?.columns ?? [],
+    rows: result?.rows ?? [],
+    rowCount: result?.rowCount ?? 0,
+    truncated: result?.truncated ?? false,
+    answer: outcome.answer,
+    appliedMemories: outcome.appliedMemories,
+    attempts: outcome.attempts,
+    chart: chartFor(result),
+    ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
+    ...(outcome.remembered !== undefined ? { remembered: outcome.remembered } : {}),
+    ...(outcome.memoryProblems !== undefined ? { memoryProblems: outcome.memoryProblems } : {}),
+    ...(outcome.conversationId !== undefined ? { conversationId: outcome.conversationId } : {}),
+    ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
+  };
+}
+
+/**
+ * The SSE events of one step: `done` becomes `applied`, `chart`, then `done` without the rows
+ * (they came with `rows`); other steps keep their type as the event name.
+ */
+export function eventsOf(step: Step): { event: string; data: unknown }[] {
+  switch (step.type) {
+    case 'rows':
+      return [{ event: 'rows', data: step.result }];
+    case 'done': {
+      const doc = askDocument(step.outcome);
+      const { rows: _rows, ...withoutRows } = doc;
+      // A message answered without SQL (an instruction, a memory command) has no chips or chart.
+      if (doc.sql === null && step.outcome.result === null) return [{ event: 'done', data: withoutRows }];
+      return [
+        { event: 'applied', data: { memories: doc.appliedMemories } },
+        { event: 'chart', data: doc.chart },
+        { event: 'done', data: withoutRows },
+      ];
+    }
+    default: {
+      const { type, ...data } = step;
+      return [{ event: type, data }];
+    }
+  }
+}
+
+/** Registers `POST /api/ask`. */
+export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const principal = c.get('principal');
+    const assistant = await deps.assistant();
+    const accept = c.req.header('accept') ?? '';
+    const input = {
+      user: principal.user,
+      team: principal.team,
+      message: body.question,
+      conversationId: body.conversationId,
+      without: body.without,
+      skipAnswer: body.skipAnswer,
+    };
+    if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
+      const controller = new AbortController();
+      c.req.raw.signal?.addEventListener('abort', () => controller.abort());
+      try {
+        let outcome: AskOutcome | undefined;
+        for await (const step of assistant.ask({ ...input, signal: controller.signal })) {
+          if (step.type === 'done') outcome = step.outcome;
+        }
+        if (!outcome) throw new Error('the pipeline ended without an outcome');
+        return c.json(askDocument(outcome), 200);
+      } catch (error) {
+        return sendError(c, error) as never;
+      }
+    }
+    return streamSSE(c, async (stream) => {
+      const controller = new AbortController();
+      stream.onAbort(() => controller.abort());
+      let id = 0;
+      try {
+        for await (const step of assistant.ask({ ...input, signal: controller.signal })) {
+          for (const e of eventsOf(step)) {
+            await stream.writeSSE({ event: e.event, data: JSON.stringify(e.data), id: String(id++) });
+          }
+        }
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        const { body: errBody } = errorBody(error);
+        c.set('errorCode', errBody.error.code);
+        await stream.writeSSE({ event: 'error', data: JSON.stringify(errBody), id: String(id++) });
+      }
+    }) as never;
+  });
+}

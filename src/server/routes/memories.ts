@@ -1,0 +1,295 @@
+/**
+ * Memory routes: list, search, add, edit, delete, restore, history, export, import and on/off.
+ * The scope always comes from the caller's token (`?scope=team` selects their team's memories:
+ * readable by members, changeable by team admins); an id of another scope is "not found".
+ */
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MemoryKind, MemoryScope, MemoryStatus } from '../../core/memory.js';
+import { checkFact } from '../../memory/extract.js';
+import { type AppEnv, apiError, scopeFor } from '../context.js';
+import type { ServerDeps } from '../deps.js';
+import {
+  AddMemorySchema,
+  ChangeSchema,
+  EditMemorySchema,
+  errorResponses,
+  HistorySchema,
+  IdSchema,
+  KindSchema,
+  MemorySchema,
+  ScopeQuery,
+} from '../schemas.js';
+import { optionalSchema } from './shared.js';
+
+const json = <T extends z.ZodType>(schema: T, description = 'ok') => ({
+  200: { description, content: { 'application/json': { schema } } },
+  ...errorResponses,
+});
+const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  body: { required: true, content: { 'application/json': { schema } } },
+});
+
+const ScopeOut = z.object({ user: z.string().optional(), team: z.string().optional() });
+const MemoryOut = z.object({ scope: ScopeOut, memory: MemorySchema });
+const tags = ['memories'];
+
+const routes = {
+  list: createRoute({
+    method: 'get',
+    path: '/api/memories',
+    tags,
+    summary: 'List memories (active by default)',
+    request: {
+      query: ScopeQuery.extend({
+        kind: KindSchema.optional(),
+        status: z.enum(['active', 'all']).optional(),
+      }),
+    },
+    responses: json(z.object({ scope: ScopeOut, enabled: z.boolean(), memories: z.array(MemorySchema) })),
+  }),
+  search: createRoute({
+    method: 'get',
+    path: '/api/memories/search',
+    tags,
+    summary: 'Search memories by similarity',
+    request: {
+      query: ScopeQuery.extend({
+        q: z.string().trim().min(1).max(2000),
+        topK: z.coerce.number().int().min(1).max(100).optional(),
+      }),
+    },
+    responses: json(z.object({ scope: ScopeOut, query: z.string(), results: z.array(MemorySchema) })),
+  }),
+  add: createRoute({
+    method: 'post',
+    path: '/api/memories',
+    tags,
+    summary: 'Add a memory (exact and near duplicates become NOOP)',
+    request: { query: ScopeQuery, ...jsonBody(AddMemorySchema) },
+    responses: json(
+      z.object({ scope: ScopeOut, changes: z.array(ChangeSchema), problems: z.array(z.string()) }),
+    ),
+  }),
+  edit: createRoute({
+    method: 'patch',
+    path: '/api/memories/{id}',
+    tags,
+    summary: 'Edit an active memory (history keeps the old text)',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery, ...jsonBody(EditMemorySchema) },
+    responses: json(MemoryOut.extend({ problems: z.array(z.string()) })),
+  }),
+  remove: createRoute({
+    method: 'delete',
+    path: '/api/memories/{id}',
+    tags,
+    summary: 'Delete a memory (restorable)',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery },
+    responses: json(MemoryOut),
+  }),
+  restore: createRoute({
+    method: 'post',
+    path: '/api/memories/{id}/restore',
+    tags,
+    summary: 'Restore a deleted memory',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery },
+    responses: json(MemoryOut),
+  }),
+  history: createRoute({
+    method: 'get',
+    path: '/api/memories/{id}/history',
+    tags,
+    summary: 'History of one memory',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, history: z.array(HistorySchema) })),
+  }),
+  scopeHistory: createRoute({
+    method: 'get',
+    path: '/api/memories/history',
+    tags,
+    summary: 'History of every memory of the scope',
+    request: { query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, history: z.array(HistorySchema) })),
+  }),
+  exportDoc: createRoute({
+    method: 'get',
+    path: '/api/memories/export',
+    tags,
+    summary: 'Export the scope (memories of every status and history, no embeddings)',
+    request: { query: ScopeQuery },
+    responses: json(z.object({}).passthrough()),
+  }),
+  importDoc: createRoute({
+    method: 'post',
+    path: '/api/memories/import',
+    tags,
+    summary: 'Import an export document into the scope (re-embedded, duplicates skipped)',
+    request: {
+      query: ScopeQuery,
+      ...jsonBody(z.object({ format: z.literal('sqlrecall-memory') }).passthrough()),
+    },
+    responses: json(z.object({ scope: ScopeOut, imported: z.number(), duplicates: z.number() })),
+  }),
+  getEnabled: createRoute({
+    method: 'get',
+    path: '/api/memories/enabled',
+    tags,
+    summary: 'Whether memory is on for the scope',
+    request: { query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, enabled: z.boolean() })),
+  }),
+  setEnabled: createRoute({
+    method: 'put',
+    path: '/api/memories/enabled',
+    tags,
+    summary: 'Turn memory on or off for the scope (memories are kept)',
+    request: { query: ScopeQuery, ...jsonBody(z.object({ enabled: z.boolean() })) },
+    responses: json(z.object({ scope: ScopeOut, enabled: z.boolean() })),
+  }),
+};
+
+type Out = never;
+
+/** Registers the memory routes. */
+export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
+  const scope = (
+    c: { get(key: 'principal'): AppEnv['Variables']['principal'] },
+    which: 'user' | 'team' | undefined,
+    write: boolean,
+  ): MemoryScope => scopeFor(c.get('principal'), which, write);
+
+  /** The memory if it belongs to the scope; otherwise `not_found` (never another scope's). */
+  const owned = async (s: MemoryScope, id: string) => {
+    const memory = await (await deps.memory()).store.get(s, id.toLowerCase());
+    if (!memory) throw apiError('not_found', 'No memory with this id in your memories.');
+    return memory;
+  };
+
+  app.openapi(routes.list, async (c) => {
+    const q = c.req.valid('query');
+    const s = scope(c, q.scope, false);
+    const { store } = await deps.memory();
+    const statuses: MemoryStatus[] = q.status === 'all' ? ['active', 'superseded', 'deleted'] : ['active'];
+    const memories = await store.list(s, { statuses, kinds: q.kind ? [q.kind as MemoryKind] : undefined });
+    return c.json({ scope: s, enabled: await store.isEnabled(s), memories } as Out, 200);
+  });
+
+  app.openapi(routes.search, async (c) => {
+    const q = c.req.valid('query');
+    const s = scope(c, q.scope, false);
+    const { store, embedder } = await deps.memory();
+    const [embedding] = await embedder.embed([q.q]);
+    const results = await store.search(s, { embedding: embedding!, topK: q.topK ?? 5 });
+    return c.json({ scope: s, query: q.q, results } as Out, 200);
+  });
+
+  app.openapi(routes.add, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const body = c.req.valid('json');
+    const { service } = await deps.memory();
+    const result = await service.add(
+      s,
+      { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
+      await optionalSchema(deps),
+    );
+    return c.json({ scope: s, ...result } as Out, 200);
+  });
+
+  app.openapi(routes.edit, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, true);
+    const body = c.req.valid('json');
+    const current = await owned(s, id);
+    if (current.status !== 'active')
+      throw apiError('not_found', 'This memory is not active; restore it first.');
+    const fact = await checkFact(
+      {
+        kind: (body.kind ?? current.kind) as MemoryKind,
+        text: body.text ?? current.text,
+        sql: body.sql === undefined ? current.sql : body.sql,
+      },
+      await optionalSchema(deps),
+    );
+    const { store, embedder } = await deps.memory();
+    const [embedding] = await embedder.embed([fact.text]);
+    const [written] = await store.write(s, [
+      {
+        op: 'update',
+        id: current.id,
+        memory: {
+          kind: fact.kind,
+          text: fact.text,
+          sql: fact.sql,
+          tables: fact.tables,
+          columns: fact.columns,
+        },
+        embedding: embedding!,
+        reason: 'user edited',
+      },
+    ]);
+    return c.json(
+      { scope: s, memory: written?.memory ?? current, problems: fact.sqlNote ? [fact.sqlNote] : [] } as Out,
+      200,
+    );
+  });
+
+  app.openapi(routes.remove, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, true);
+    const current = await owned(s, id);
+    const [written] = await (await deps.memory()).store.write(s, [
+      { op: 'delete', id: current.id, reason: 'user deleted' },
+    ]);
+    return c.json({ scope: s, memory: written?.memory ?? current } as Out, 200);
+  });
+
+  app.openapi(routes.restore, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, true);
+    const current = await owned(s, id);
+    const [written] = await (await deps.memory()).store.write(s, [
+      { op: 'restore', id: current.id, reason: 'user restored' },
+    ]);
+    return c.json({ scope: s, memory: written?.memory ?? current } as Out, 200);
+  });
+
+  app.openapi(routes.history, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, false);
+    const current = await owned(s, id);
+    const history = await (await deps.memory()).store.history(s, current.id);
+    return c.json({ scope: s, history } as Out, 200);
+  });
+
+  app.openapi(routes.scopeHistory, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, false);
+    const history = await (await deps.memory()).store.history(s);
+    return c.json({ scope: s, history } as Out, 200);
+  });
+
+  app.openapi(routes.exportDoc, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, false);
+    const doc = await (await deps.memory()).store.export(s);
+    c.header('Content-Disposition', 'attachment; filename="sqlrecall-memories.json"');
+    return c.json(doc as Out, 200);
+  });
+
+  app.openapi(routes.importDoc, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const doc = c.req.valid('json');
+    const { store, embedder } = await deps.memory();
+    const result = await store.import(s, doc, (texts) => embedder.embed(texts));
+    return c.json({ scope: s, imported: result.imported, duplicates: result.duplicates } as Out, 200);
+  });
+
+  app.openapi(routes.getEnabled, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, false);
+    return c.json({ scope: s, enabled: await (await deps.memory()).store.isEnabled(s) } as Out, 200);
+  });
+
+  app.openapi(routes.setEnabled, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const { enabled } = c.req.valid('json');
+    await (await deps.memory()).store.setEnabled(s, enabled);
+    return c.json({ scope: s, enabled } as Out, 200);
+  });
+}

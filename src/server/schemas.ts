@@ -1,0 +1,193 @@
+/**
+ * The zod schemas of the HTTP API: request bodies, query strings and responses. They validate
+ * every request and generate `/openapi.json`.
+ */
+import { z } from '@hono/zod-openapi';
+import { MEMORY_KINDS } from '../core/memory.js';
+
+/** `{error: {code, message}}`: the one error shape, with the status from `ERROR_TABLE`. */
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: 'not_found' }),
+      message: z.string(),
+      hint: z.string().optional(),
+    }),
+  })
+  .openapi('Error');
+
+/** Standard error responses of a route, by status. */
+export const errorResponses = {
+  400: { description: 'invalid request', content: { 'application/json': { schema: ErrorSchema } } },
+  401: {
+    description: 'no or unknown access token',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+  403: {
+    description: 'not allowed (team memories need the team-admin role)',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+  404: { description: 'not found (or not yours)', content: { 'application/json': { schema: ErrorSchema } } },
+  500: { description: 'server error', content: { 'application/json': { schema: ErrorSchema } } },
+} as const;
+
+/** Memory kinds as an enum. */
+export const KindSchema = z.enum(MEMORY_KINDS as [string, ...string[]]).openapi('MemoryKind');
+
+/** Memory statuses. */
+export const StatusSchema = z.enum(['active', 'superseded', 'deleted']);
+
+/** A memory id (UUID; matched only within the caller's scope). */
+export const IdSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F-]{36}$/, { error: 'expected a memory id (a UUID)' })
+  .openapi({ param: { name: 'id', in: 'path' }, example: '3f2a9c1b-0000-4000-8000-000000000000' });
+
+/** `scope=user` (default: your own memories) or `scope=team` (your team's shared memories). */
+export const ScopeQuery = z.object({ scope: z.enum(['user', 'team']).optional() });
+
+/** A stored memory (DESIGN.md "Memory model"), without its embedding. */
+export const MemorySchema = z
+  .object({
+    id: z.string(),
+    scope: z.object({ user: z.string().optional(), team: z.string().optional() }),
+    kind: z.string(),
+    text: z.string(),
+    sql: z.string().nullable(),
+    tables: z.array(z.string()),
+    columns: z.array(z.string()),
+    embeddingModel: z.string(),
+    contentHash: z.string(),
+    status: z.string(),
+    supersedes: z.string().nullable(),
+    sourceMessageId: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    expiresAt: z.string().nullable(),
+    similarity: z.number().optional(),
+  })
+  .openapi('Memory');
+
+/** One history entry of a memory. */
+export const HistorySchema = z
+  .object({
+    id: z.string(),
+    memoryId: z.string(),
+    action: z.string(),
+    oldText: z.string().nullable(),
+    newText: z.string().nullable(),
+    reason: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('MemoryHistoryEntry');
+
+/** A change a message or a call made to memories. */
+export const ChangeSchema = z
+  .object({
+    action: z.string(),
+    id: z.string().nullable(),
+    kind: z.string(),
+    text: z.string(),
+    reason: z.string().optional(),
+  })
+  .openapi('MemoryChange');
+
+const text = (max: number) => z.string().trim().min(1, { error: 'must not be empty' }).max(max);
+
+/** Body of `POST /api/ask`. */
+export const AskBodySchema = z
+  .object({
+    question: text(4000).openapi({ example: 'top 5 customers by revenue' }),
+    conversationId: z.string().min(1).max(200).optional(),
+    /** Memory ids not to apply to this question (the chips the user switched off). */
+    without: z.array(z.string().min(4).max(64)).max(50).optional(),
+    /** Skip the written answer (SQL and rows only). */
+    skipAnswer: z.boolean().optional(),
+  })
+  .openapi('AskRequest');
+
+/** The result table of an answer. */
+export const ChartSchema = z
+  .object({
+    type: z.enum(['bar', 'line']),
+    /** The category or date column (x axis). */
+    x: z.string(),
+    /** Numeric columns (one series each). */
+    series: z.array(z.string()),
+  })
+  .openapi('ChartSpec');
+
+/** `POST /api/ask` with `Accept: application/json`: the `ask --json` document plus the chart. */
+export const AskResponseSchema = z
+  .object({
+    question: z.string(),
+    sql: z.string().nullable(),
+    columns: z.array(z.object({ name: z.string(), type: z.string() })),
+    rows: z.array(z.array(z.unknown())),
+    rowCount: z.number(),
+    truncated: z.boolean(),
+    answer: z.string().nullable(),
+    appliedMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
+    attempts: z.array(z.object({ sql: z.string(), error: z.string().optional() })),
+    chart: ChartSchema.nullable(),
+    kind: z.string().optional(),
+    remembered: z.array(ChangeSchema).optional(),
+    memoryProblems: z.array(z.string()).optional(),
+    conversationId: z.string().optional(),
+    unanswerable: z.string().optional(),
+  })
+  .openapi('AskResponse');
+
+/** Body of `POST /api/memories`. */
+export const AddMemorySchema = z
+  .object({
+    kind: KindSchema.default('preference'),
+    text: text(2000),
+    sql: z.string().max(4000).nullable().optional(),
+  })
+  .openapi('NewMemory');
+
+/** Body of `PATCH /api/memories/{id}`. */
+export const EditMemorySchema = z
+  .object({
+    kind: KindSchema.optional(),
+    text: text(2000).optional(),
+    sql: z.string().max(4000).nullable().optional(),
+  })
+  .openapi('MemoryEdit');
+
+/** Body of `POST /api/feedback`. */
+export const FeedbackSchema = z
+  .object({
+    rating: z.enum(['up', 'down']),
+    question: text(4000),
+    /** The SQL of the answer (thumbs up) — stored as an example. */
+    sql: z.string().max(20_000).optional(),
+    /** Thumbs down: the corrected SQL, stored as the example instead. */
+    correctedSql: z.string().max(20_000).optional(),
+  })
+  .openapi('Feedback');
+
+/** A conversation. */
+export const ConversationSchema = z
+  .object({
+    id: z.string(),
+    summary: z.string().nullable(),
+    turnCount: z.number(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('Conversation');
+
+/** A conversation turn. */
+export const TurnSchema = z
+  .object({
+    id: z.string(),
+    conversationId: z.string(),
+    question: z.string(),
+    sql: z.string().nullable(),
+    rowCount: z.number().nullable(),
+    summary: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('ConversationTurn');

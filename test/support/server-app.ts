@@ -1,0 +1,122 @@
+/**
+ * An in-process HTTP API for tests: the small shop on PGlite, a scripted model (memory rules of
+ * `memory-pipeline.ts`), the embedded memory store in a temp home, and `createApp` over the real
+ * Runtime wiring. SQL replies: a revenue-per-customer query, filtered to India when the prompt
+ * carries the India preference.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { SQL_PROMPT_MARKER } from '../../src/agent/prompts.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { ScriptedOllama, ScriptedReply } from '../../src/models/scripted/server.js';
+import { startScriptedOllama } from '../../src/models/scripted/server.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { createApp } from '../../src/server/app.js';
+import type { AppEnv } from '../../src/server/context.js';
+import type { AccessLogEntry, AuthMode } from '../../src/server/deps.js';
+import { depsFromRuntime, memoryClient } from '../../src/server/runtime-deps.js';
+import { UserDirectory } from '../../src/server/users.js';
+import { type Fixture, pgliteShop } from './fixtures.js';
+import { messageOf } from './memory-fixtures.js';
+import { extractionFor } from './memory-pipeline.js';
+
+/** Revenue per customer, with or without the India filter. */
+export function revenueSql(india: boolean): string {
+  return [
+    'SELECT c.name, sum(o.total_amount) AS revenue FROM customers c JOIN orders o ON o.customer_id = c.id',
+    india ? "WHERE c.country = 'India'" : '',
+    'GROUP BY c.name ORDER BY c.name',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** A running test server. */
+export interface TestServer {
+  app: OpenAPIHono<AppEnv>;
+  model: ScriptedOllama;
+  users: UserDirectory;
+  runtime: Runtime;
+  logs: AccessLogEntry[];
+  /** SQL prompts seen by the model, in order. */
+  sqlPrompts: string[];
+  /** Another app on the same runtime and store with other authentication (e.g. local mode). */
+  appFor(auth: AuthMode): OpenAPIHono<AppEnv>;
+  /** Overrides the SQL reply (default: {@link revenueSql} by the India preference). */
+  sqlReply?: (prompt: string) => ScriptedReply;
+  close(): Promise<void>;
+}
+
+/** Starts a test server in `mode` (`users`: token auth; `local`: user `me`). */
+export async function startTestServer(mode: 'users' | 'local' = 'users'): Promise<TestServer> {
+  const fixture: Fixture = await pgliteShop();
+  const home = mkdtempSync(join(tmpdir(), 'sqlrecall-server-'));
+  const sqlPrompts: string[] = [];
+  const holder: { sqlReply?: (prompt: string) => ScriptedReply } = {};
+  const model = await startScriptedOllama({
+    chat: (request) => {
+      const prompt = request.messages.map((m) => m.content).join('\n');
+      if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
+      if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD' });
+      if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
+        sqlPrompts.push(prompt);
+        if (holder.sqlReply) return holder.sqlReply(prompt);
+        return `\`\`\`sql\n${revenueSql(/customers from India/i.test(prompt))}\n\`\`\``;
+      }
+      return 'Here is the revenue per customer.';
+    },
+  });
+  const config = loadConfig({
+    env: {},
+    cwd: home,
+    flags: { databaseUrl: fixture.url, ollamaHost: model.url, home, user: 'me', logLevel: 'silent' },
+  });
+  const client = memoryClient(config);
+  const runtime = new Runtime(config);
+  const users = new UserDirectory(client);
+  const auth: AuthMode = mode === 'users' ? { mode: 'users', users } : { mode: 'local', user: 'me' };
+  const logs: AccessLogEntry[] = [];
+  const deps = depsFromRuntime(runtime, { auth, client, log: (e) => logs.push(e) });
+  await deps.assistant();
+  const server: TestServer = {
+    app: createApp(deps),
+    model,
+    users,
+    runtime,
+    logs,
+    sqlPrompts,
+    appFor: (other) => createApp(depsFromRuntime(runtime, { auth: other, client })),
+    get sqlReply() {
+      return holder.sqlReply;
+    },
+    set sqlReply(fn) {
+      holder.sqlReply = fn;
+    },
+    async close() {
+      await runtime.close();
+      await client.close().catch(() => undefined);
+      await model.close();
+      await fixture.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/** Parses an SSE body into events (name + parsed data), in order. */
+export function parseSse(text: string): { event: string; data: unknown }[] {
+  const events: { event: string; data: unknown }[] = [];
+  for (const block of text.split('\n\n')) {
+    if (!block.trim()) continue;
+    let event = 'message';
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    events.push({ event, data: data.length ? JSON.parse(data.join('\n')) : null });
+  }
+  return events;
+}

@@ -1,0 +1,119 @@
+/** The HTTP API client of the UI: token from localStorage, JSON calls, and the SSE ask stream. */
+
+const TOKEN_KEY = 'sqlrecall.token';
+
+export const tokenStore = {
+  get: (): string | null => localStorage.getItem(TOKEN_KEY),
+  set: (token: string) => localStorage.setItem(TOKEN_KEY, token),
+  clear: () => localStorage.removeItem(TOKEN_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function headers(json = true): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (json) h['content-type'] = 'application/json';
+  const token = tokenStore.get();
+  if (token) h.authorization = `Bearer ${token}`;
+  return h;
+}
+
+/** One JSON call; throws {@link ApiError} with the server's `{error: {code, message}}`. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: { ...headers(init.body !== undefined), accept: 'application/json' },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    const error = (data as { error?: { code: string; message: string } } | null)?.error;
+    throw new ApiError(res.status, error?.code ?? 'internal', error?.message ?? `HTTP ${res.status}`);
+  }
+  return data as T;
+}
+
+export interface Memory {
+  id: string;
+  kind: string;
+  text: string;
+  sql: string | null;
+  status: string;
+  updatedAt: string;
+}
+export interface HistoryEntry {
+  id: string;
+  action: string;
+  oldText: string | null;
+  newText: string | null;
+  reason: string | null;
+  createdAt: string;
+}
+export interface Column {
+  name: string;
+  type: string;
+}
+export type Cell = string | number | boolean | null | Cell[] | { [key: string]: Cell };
+export interface Chart {
+  type: 'bar' | 'line';
+  x: string;
+  series: string[];
+}
+export interface Applied {
+  id: string;
+  kind: string;
+  text: string;
+}
+
+/**
+ * Asks a question and calls `onEvent` for every SSE event as it arrives.
+ * @throws ApiError when the request itself is refused (validation, sign-in)
+ */
+export async function askStream(
+  body: { question: string; conversationId?: string; without?: string[] },
+  onEvent: (event: string, data: unknown) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const res = await fetch('/api/ask', {
+    method: 'POST',
+    headers: { ...headers(), accept: 'text/event-stream' },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!res.ok || !res.body) {
+    const data = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
+    throw new ApiError(
+      res.status,
+      data?.error?.code ?? 'internal',
+      data?.error?.message ?? `HTTP ${res.status}`,
+    );
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut = buffer.indexOf('\n\n');
+    while (cut >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length > 0) onEvent(event, JSON.parse(data.join('\n')));
+      cut = buffer.indexOf('\n\n');
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/** The schema panel (tables, columns, types, foreign keys; searchable) and the settings panel. */
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api';
+
+interface Table {
+  schema: string;
+  name: string;
+  columns: { name: string; type: string; nullable: boolean }[];
+  primaryKey: string[];
+  foreignKeys: { columns: string[]; references: { schema: string; table: string; columns: string[] } }[];
+}
+
+export function SchemaPanel() {
+  const [tables, setTables] = useState<Table[]>([]);
+  const [filter, setFilter] = useState('');
+  const [error, setError] = useState('');
+  useEffect(() => {
+    api<{ tables: Table[] }>('/api/schema')
+      .then((s) => setTables(s.tables))
+      .catch((e: Error) => setError(e.message));
+  }, []);
+  const f = filter.toLowerCase();
+  const shown = tables.filter(
+    (t) => !f || t.name.toLowerCase().includes(f) || t.columns.some((c) => c.name.toLowerCase().includes(f)),
+  );
+  return (
+    <section class="panel" aria-label="Schema">
+      <h2>Schema</h2>
+      <input
+        type="search"
+        aria-label="Search tables and columns"
+        placeholder="Search tables and columns"
+        value={filter}
+        onInput={(e) => setFilter(e.currentTarget.value)}
+      />
+      {error && <p class="error">{error}</p>}
+      {shown.map((t) => (
+        <details class="table" key={`${t.schema}.${t.name}`} open={Boolean(f)}>
+          <summary>
+            {t.schema}.{t.name} <span class="muted">({t.columns.length})</span>
+          </summary>
+          <ul>
+            {t.columns.map((c) => {
+              const fk = t.foreignKeys.find((k) => k.columns.includes(c.name));
+              return (
+                <li key={c.name}>
+                  <span class={t.primaryKey.includes(c.name) ? 'pk' : ''}>{c.name}</span>{' '}
+                  <span class="muted">{c.type}</span>
+                  {fk && (
+                    <span class="fk">
+                      {' '}
+                      → {fk.references.table}.{fk.references.columns[fk.columns.indexOf(c.name)]}
+                    </span>
+                  )}
+                </li>
+              );
+            })}
+          </ul>
+        </details>
+      ))}
+    </section>
+  );
+}
+
+interface Settings {
+  model: string;
+  embedModel: string;
+  ollamaHost: string;
+  database: string | null;
+  memoryStore: string;
+  maxRows: number;
+  memoryEnabled: boolean;
+}
+
+export function SettingsPanel({ user, onSignOut }: { user: string; onSignOut?: () => void }) {
+  const [settings, setSettings] = useState<Settings | null>(null);
+  useEffect(() => {
+    void api<Settings>('/api/settings').then(setSettings);
+  }, []);
+  return (
+    <section class="panel" aria-label="Settings">
+      <h2>Settings</h2>
+      <dl>
+        <dt>Signed in as</dt>
+        <dd>{user}</dd>
+        {settings && (
+          <>
+            <dt>Chat model</dt>
+            <dd>{settings.model}</dd>
+            <dt>Embedding model</dt>
+            <dd>{settings.embedModel}</dd>
+            <dt>Model server</dt>
+            <dd>{settings.ollamaHost}</dd>
+            <dt>Database</dt>
+            <dd>{settings.database ?? 'none'}</dd>
+            <dt>Memory store</dt>
+            <dd>{settings.memoryStore}</dd>
+            <dt>Row cap</dt>
+            <dd>{settings.maxRows}</dd>
+          </>
+        )}
+      </dl>
+      {onSignOut && (
+        <button type="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      )}
+    </section>
+  );
+}
