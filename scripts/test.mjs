@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The test command (`npm test`): build, type-check, lint, run vitest, then print the plain
+// The test command (`npm test`): build (server and web UI), type-check, lint, run vitest, then print the plain
 // "N passed, N failed" line that CI reads (vitest's own summary is not recognised there).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,8 +11,8 @@ const run = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit', env: process
 
 let failedSteps = 0;
 for (const [label, cmd, args] of [
-  ['build', 'npx', ['tsc', '-p', 'tsconfig.build.json']],
-  ['typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
+  ['build', 'npm', ['run', '--silent', 'build']],
+  ['typecheck', 'npm', ['run', '--silent', 'typecheck']],
   ['lint', 'npx', ['biome', 'check', '.']],
 ]) {
   if (extra.length > 0 && label !== 'build') continue; // focused runs skip type-check and lint
@@ -40,7 +40,9 @@ let skipped = 0;
 try {
   const json = JSON.parse(readFileSync(report, 'utf8'));
   passed = json.numPassedTests ?? 0;
-  failed = (json.numFailedTests ?? 0) + (json.numFailedTestSuites ?? 0) + failedSteps;
+  // A file that fails to load has no failed tests but a failed suite: count it then, not twice.
+  const failedTests = json.numFailedTests ?? 0;
+  failed = (failedTests > 0 ? failedTests : (json.numFailedTestSuites ?? 0)) + failedSteps;
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
 } catch {
   failed = Math.max(1, failedSteps);

@@ -66,7 +66,7 @@ function suite(label: string, make: () => Promise<Fixture>) {
       await expectUnchanged(fixture, async () => {
         for (const { name, sql } of HOSTILE) {
           const run = await runSqlrecall(['sql', '--db', fixture.url, '--json', sql], {
-            env: { SQLRECALL_HOME: home },
+            env: { SQLRECALL_MEMORY: 'off', SQLRECALL_HOME: home },
           });
           expect(run.code, `${name}: ${run.stderr}`).toBe(3);
           const doc = JSON.parse(run.stdout) as { error: { code: string; message: string } };
@@ -83,7 +83,7 @@ function suite(label: string, make: () => Promise<Fixture>) {
           const question = `hostile question ${i}`;
           replies.set(question, `\`\`\`sql\n${sql}\n\`\`\``);
           const run = await runSqlrecall(['ask', '--db', fixture.url, '--json', question], {
-            env: { SQLRECALL_HOME: home, OLLAMA_HOST: model.url },
+            env: { SQLRECALL_MEMORY: 'off', SQLRECALL_HOME: home, OLLAMA_HOST: model.url },
           });
           // "not SQL" has no statement to extract at all: that is unusable model output (exit 5).
           const expected = name === 'not SQL' ? 5 : 3;
@@ -96,7 +96,7 @@ function suite(label: string, make: () => Promise<Fixture>) {
 
     it('still answers a read after the refusals', async () => {
       const run = await runSqlrecall(['sql', '--db', fixture.url, '--json', 'SELECT count(*) AS n FROM t'], {
-        env: { SQLRECALL_HOME: home },
+        env: { SQLRECALL_MEMORY: 'off', SQLRECALL_HOME: home },
       });
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({

@@ -71,6 +71,8 @@ describe('sqlrecall CLI', () => {
       answer: 'Asha and Dev are the customers from India.',
       appliedMemories: [],
       attempts: [{ sql: "SELECT name FROM customers WHERE country = 'India' ORDER BY name" }],
+      kind: 'question',
+      conversationId: expect.any(String),
     });
     // The answer call saw the rows; the SQL call saw the schema.
     const sqlCall = model.requests.find((r) => r.chat?.messages[0]?.content.startsWith(SQL_PROMPT_MARKER));

@@ -95,7 +95,9 @@ async function askAll(
           '--',
           c.question.question,
         ],
-        { env: { OLLAMA_HOST: model.url, SQLRECALL_HOME: home } },
+        // Memory is off: this test is about extraction and execution, and 240 processes opening the
+        // embedded memory store one after another would only add minutes.
+        { env: { OLLAMA_HOST: model.url, SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' } },
       );
       const form = MESSY_FORMS[c.index % MESSY_FORMS.length]!.name;
       if (run.code !== 0) {

@@ -9,7 +9,15 @@ import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../models/tokens.js';
 import { renderSchema } from '../sql/render.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
-import { generateAndRun } from './generate.js';
+import { unanswerableAnswer } from './generate.js';
+import type { MemoryHook, MemoryTurn } from './memory-hook.js';
+import {
+  appliedMemories,
+  generateApplyingPreferences,
+  renderConversationBlock,
+  renderMemoriesBlock,
+  requiredPredicates,
+} from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
@@ -31,6 +39,10 @@ export interface AssistantOptions {
   now?: () => Date;
   /** Chooses the schema part of the prompt; default {@link wholeSchemaPlanner}. */
   planContext?: ContextPlanner;
+  /** Allowlist mode (`--allow-tables`): the only relations a query may read. */
+  allowTables?: readonly string[];
+  /** Long-term memory and conversation context; without it every message is a plain question. */
+  memory?: MemoryHook;
 }
 
 /** One question. */
@@ -41,6 +53,12 @@ export interface AskInput {
   signal?: AbortSignal;
   /** Skip the answer model call (e.g. `--no-answer`); the outcome's answer is then null. */
   skipAnswer?: boolean;
+  /** The user's team, whose shared memories also apply. */
+  team?: string;
+  /** Conversation to continue (follow-ups see its recent turns); default a fresh one. */
+  conversationId?: string;
+  /** Memory ids (or id prefixes) not to apply to this message. */
+  without?: string[];
 }
 
 /** Answers questions about one database. */
@@ -67,35 +85,84 @@ export class Assistant {
    *   `model_*`, `db_*` — thrown after the steps that led to it were yielded.
    */
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
-    const { chat, db } = this.options;
     const { schema } = await this.schema();
+    const turn = await this.options.memory?.begin({ ...input, schema });
+    if (turn)
+      yield { type: 'classified', kind: turn.classification.kind, source: turn.classification.source };
+    if (turn?.reply) return yield* replyWithoutSql(input.message, turn);
+    try {
+      return yield* this.answer(input, schema, turn);
+    } catch (error) {
+      await turn?.abandon(); // the instruction part of the message is still learned
+      throw error;
+    }
+  }
+
+  /** The question pipeline proper: plan, generate, check, execute, explain, then finish the memory turn. */
+  private async *answer(
+    input: AskInput,
+    schema: Schema,
+    turn: MemoryTurn | undefined,
+  ): AsyncGenerator<Step, AskOutcome> {
+    const { chat, db } = this.options;
+    const question = turn?.question ?? input.message;
     const today = (this.options.now?.() ?? new Date()).toISOString().slice(0, 10);
-    const context = await (this.options.planContext ?? wholeSchemaPlanner)(input.message, schema);
-    const messages = buildSqlMessages({ question: input.message, schemaText: context.schemaText, today });
+    const context = await (this.options.planContext ?? wholeSchemaPlanner)(question, schema);
+    const memory = await turn?.prompt(context.tables);
+    if (memory && memory.recalled.length > 0) {
+      yield {
+        type: 'recalled',
+        memories: memory.recalled.map((r) => ({
+          id: r.memory.id,
+          kind: r.memory.kind,
+          text: r.memory.text,
+          why: r.why,
+        })),
+      };
+    }
+    const messages = buildSqlMessages({
+      question,
+      schemaText: context.schemaText,
+      today,
+      memoriesText: memory ? renderMemoriesBlock(memory.recalled, memory.transient) : '',
+      conversationText: renderConversationBlock(memory?.conversationText ?? ''),
+    });
     yield {
       type: 'schema',
       tables: context.tables.length,
       promptTokens: estimateTokens(messages.map((m) => m.content).join('\n')),
     };
 
-    const { sql, result, attempts } = yield* generateAndRun({
-      chat,
-      db,
-      messages,
-      maxRows: this.options.maxRows ?? 1000,
-      statementTimeoutMs: this.options.statementTimeoutMs ?? 30_000,
-      maxRepairs: this.options.maxRepairs ?? 2,
-      maxTokens: this.options.sqlMaxTokens ?? 1024,
-      signal: input.signal,
-    });
+    const required = memory ? await requiredPredicates(memory.recalled) : [];
+    const generated = yield* generateApplyingPreferences(
+      {
+        chat,
+        db,
+        messages,
+        schema,
+        allowTables: this.options.allowTables,
+        maxRows: this.options.maxRows ?? 1000,
+        statementTimeoutMs: this.options.statementTimeoutMs ?? 30_000,
+        maxRepairs: this.options.maxRepairs ?? 2,
+        maxTokens: this.options.sqlMaxTokens ?? 1024,
+        signal: input.signal,
+      },
+      required,
+    );
+    const { sql, result, attempts, unanswerable } = generated;
 
     let answer: string | null = null;
-    if (!input.skipAnswer) {
+    if (unanswerable !== undefined) {
+      // The model said the schema has no data for this: an honest answer, no invented SQL.
+      answer = unanswerableAnswer(unanswerable);
+      yield { type: 'answer_token', text: answer };
+      yield { type: 'answer', text: answer };
+    } else if (sql !== null && !input.skipAnswer) {
       if (result.rowCount === 0) {
         answer = NO_DATA_ANSWER;
         yield { type: 'answer_token', text: answer };
       } else {
-        const stream = streamAnswer(chat, buildAnswerMessages(input.message, sql, result), {
+        const stream = streamAnswer(chat, buildAnswerMessages(question, sql, result), {
           maxTokens: this.options.answerMaxTokens ?? 400,
           signal: input.signal,
         });
@@ -118,11 +185,74 @@ export class Assistant {
       result,
       answer,
       attempts,
-      appliedMemories: [],
+      appliedMemories: memory ? await appliedMemories(memory.recalled, sql) : [],
+      ...(unanswerable !== undefined ? { unanswerable } : {}),
     };
+    if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);
     yield { type: 'done', outcome };
     return outcome;
   }
+}
+
+/** A message that needs no SQL (instruction, memory command, greeting): its reply, then `done`. */
+async function* replyWithoutSql(message: string, turn: MemoryTurn): AsyncGenerator<Step, AskOutcome> {
+  const reply = turn.reply!;
+  if (reply.changes.length > 0 || reply.problems.length > 0) {
+    yield { type: 'remembered', changes: reply.changes, problems: reply.problems };
+  }
+  yield { type: 'reply', text: reply.text };
+  const outcome: AskOutcome = {
+    question: message,
+    sql: null,
+    result: null,
+    answer: reply.text,
+    attempts: [],
+    appliedMemories: [],
+    kind: turn.classification.kind,
+    remembered: reply.changes,
+    memoryProblems: reply.problems,
+    conversationId: turn.conversationId,
+  };
+  yield { type: 'done', outcome };
+  return outcome;
+}
+
+/**
+ * After the answer was shown: records the turn and applies the message's pending write. A failed
+ * write stays queued (applied at the next start) and is reported, never fatal to the answer.
+ */
+async function* finishTurn(
+  turn: MemoryTurn,
+  outcome: AskOutcome,
+  transient: string[],
+): AsyncGenerator<Step, void> {
+  outcome.kind = turn.classification.kind;
+  outcome.conversationId = turn.conversationId;
+  let learned: Awaited<ReturnType<MemoryTurn['finish']>> = null;
+  try {
+    learned = await turn.finish({
+      sql: outcome.sql,
+      rowCount: outcome.result?.rowCount ?? null,
+      answer: outcome.answer,
+    });
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    learned = {
+      text: '',
+      changes: [],
+      problems: [`Could not store it now (${why}); it will be stored at the next start.`],
+    };
+  }
+  if (!learned) return;
+  outcome.remembered = learned.changes;
+  outcome.memoryProblems = learned.problems;
+  // The instruction applied to this answer is now a stored memory: list it by its id.
+  const listed = new Set(outcome.appliedMemories.map((m) => m.id));
+  const stored = learned.changes.filter((c) => c.id !== null && c.action !== 'DELETE' && !listed.has(c.id));
+  if (transient.length > 0 && stored.length > 0) {
+    outcome.appliedMemories.push(...stored.map((c) => ({ id: c.id!, kind: c.kind, text: c.text })));
+  }
+  yield { type: 'remembered', changes: learned.changes, problems: learned.problems };
 }
 
 /**

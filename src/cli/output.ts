@@ -3,10 +3,10 @@
  * logs to stderr. `--json` prints exactly one JSON document on stdout.
  */
 import Table from 'cli-table3';
-import pc from 'picocolors';
 import type { SqlrecallError } from '../core/errors.js';
 import type { CellValue, QueryResult } from '../core/ports.js';
 import { redactSecrets } from '../core/redact.js';
+import { pc } from './colors.js';
 import type { CliIO } from './io.js';
 
 /** Most rows printed as a table in a terminal (all rows are in `--json`). */

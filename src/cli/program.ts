@@ -9,8 +9,13 @@ import { runAsk } from './commands/ask.js';
 import { runChat } from './commands/chat.js';
 import { runDemo } from './commands/demo.js';
 import { runDoctor } from './commands/doctor.js';
+import { runEvalCommand } from './commands/eval.js';
+import { runMemory } from './commands/memory.js';
 import { runSchema } from './commands/schema.js';
+import { runSchemaContext } from './commands/schema-context.js';
+import { runServe } from './commands/serve.js';
 import { runSql } from './commands/sql.js';
+import { runUsers } from './commands/users.js';
 import type { CliIO } from './io.js';
 import { errorJson, printError, printJson } from './output.js';
 
@@ -29,6 +34,11 @@ export interface GlobalOptions {
   numCtx?: string;
   maxRepairs?: string;
   logLevel?: string;
+  allowTables?: string;
+  /** `--team T`: the team whose shared memories apply (memory commands: the team's scope). */
+  team?: string;
+  /** false with `--no-memory`. */
+  memory?: boolean;
 }
 
 /** Reads the configuration with the command line's flags applied. */
@@ -49,6 +59,9 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       numCtx: opts.numCtx,
       maxRepairs: opts.maxRepairs,
       logLevel: opts.logLevel,
+      allowTables: opts.allowTables,
+      team: opts.team,
+      memoryEnabled: opts.memory === false ? 'off' : undefined,
     },
   });
 }
@@ -60,7 +73,14 @@ Examples:
   $ sqlrecall ask "orders per month in 2025" --json  # one JSON document on stdout
   $ sqlrecall sql "SELECT count(*) FROM orders"      # same guard and read-only execution, no model
   $ sqlrecall schema                                 # the catalog as the model sees it
+  $ sqlrecall schema context "late orders" --json    # tables chosen for a question, reasons, tokens
   $ sqlrecall doctor                                 # checks Ollama, models and the database
+  $ sqlrecall ask --user priya "Always show me customers from India"   # remembered for priya
+  $ sqlrecall ask --user priya --without 3f2a9c1b "top customers"     # once without that memory
+  $ sqlrecall ask --conversation q3 "how many of those were wholesale?" # follow-up in a conversation
+  $ sqlrecall chat --resume                          # continue your last conversation
+  $ sqlrecall memory list --user priya               # also add, search, edit, delete, restore, history,
+                                                     # export, import, off, on, reembed (--team T)
 
 Configuration (flags win over environment, environment over .env):
   DATABASE_URL            postgres://user:pass@host:5432/db or pglite:DIR
@@ -71,6 +91,11 @@ Configuration (flags win over environment, environment over .env):
   SQLRECALL_HOME          data folder, default ~/.sqlrecall
   SQLRECALL_MAX_ROWS      row cap, default 1000
   SQLRECALL_STATEMENT_TIMEOUT_MS  default 30000
+  MEMORY_DATABASE_URL     memory store: postgres:// with pgvector; default embedded under SQLRECALL_HOME
+  SQLRECALL_TEAM          team whose shared memories apply
+  SQLRECALL_MEMORY        on (default) or off
+  SQLRECALL_MEMORY_MAX_FACTS, SQLRECALL_MEMORY_TOP_K, SQLRECALL_MEMORY_MIN_SIMILARITY,
+  SQLRECALL_MEMORY_THRESHOLDS (e.g. all-minilm=0.70:0.95)
 
 Exit codes: 0 ok, 1 unexpected, 2 usage or configuration, 3 refused by the SQL guard,
             4 database error, 5 model server unavailable or unusable output.`;
@@ -90,6 +115,12 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--max-rows <n>', 'row cap per query [SQLRECALL_MAX_ROWS]')
     .option('--timeout-ms <ms>', 'statement timeout [SQLRECALL_STATEMENT_TIMEOUT_MS]')
     .option('--schemas <list>', 'schemas to read, comma-separated [SQLRECALL_SCHEMAS]')
+    .option('--team <id>', 'team whose shared memories apply [SQLRECALL_TEAM]')
+    .option('--no-memory', 'no long-term memory for this run [SQLRECALL_MEMORY=off]')
+    .option(
+      '--allow-tables <list>',
+      'only these tables may be read: schema.table,schema2.* [SQLRECALL_ALLOW_TABLES]',
+    )
     .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
     .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())
@@ -111,14 +142,42 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .description('answer one question: prints the SQL, the result table and a short answer')
     .argument('<question...>', 'the question, in plain language')
     .option('--no-answer', 'skip the written answer (SQL and rows only)')
+    .option('--conversation <id>', 'continue (or start) this conversation: follow-ups see its earlier SQL')
+    .option('--continue', 'continue your last conversation')
+    .option(
+      '--without <id>',
+      'do not apply this memory to this question (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .action(async function (this: Command, words: string[]) {
       setExit(await runAsk(io, this.optsWithGlobals(), words.join(' ')));
     });
 
   program
     .command('chat')
-    .description('interactive questions (type exit or /bye to leave)')
+    .description('interactive questions (type exit or /bye to leave; /memory, /forget, /without, /help)')
+    .option('--resume', 'continue your last conversation')
     .action(run((opts) => runChat(io, opts)));
+
+  program
+    .command('memory')
+    .description(
+      'manage memories: list|add|search|edit|delete|restore|history|export|import|off|on|reembed (--user U, --team T)',
+    )
+    .argument(
+      '<command>',
+      'list, add, search, edit, delete, restore, history, export, import, off, on or reembed',
+    )
+    .argument('[args...]', 'text, id or file, depending on the command')
+    .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')
+    .option('--sql <fragment>', 'compiled SQL for add/edit, e.g. "customers.country = \'India\'"')
+    .option('--all', 'list: every status; delete: every memory of the scope')
+    .option('--purge', 'with delete --all: remove history and conversations too (no restore)')
+    .option('--top-k <n>', 'search: most results (default 5)')
+    .option('--out <file>', 'export: write to a file instead of stdout')
+    .action(async function (this: Command, command: string, args: string[]) {
+      setExit(await runMemory(io, this.optsWithGlobals(), command, args));
+    });
 
   program
     .command('sql')
@@ -128,10 +187,17 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       setExit(await runSql(io, this.optsWithGlobals(), words.join(' ')));
     });
 
-  program
+  const schemaCommand = program
     .command('schema')
     .description('show the catalog as the model sees it (--json for every detail)')
     .action(run((opts) => runSchema(io, opts)));
+  schemaCommand
+    .command('context')
+    .description('the tables and columns chosen for a question, why, and the estimated prompt tokens')
+    .argument('<question...>', 'the question, in plain language')
+    .action(async function (this: Command, words: string[]) {
+      setExit(await runSchemaContext(io, this.optsWithGlobals(), words.join(' ')));
+    });
 
   program
     .command('doctor')
@@ -144,6 +210,42 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('-y, --yes', 'pull missing models without asking')
     .option('--no-chat', 'only prepare the demo database and models')
     .action(run((opts) => runDemo(io, opts)));
+
+  program
+    .command('eval')
+    .description('benchmark: execution accuracy on a defog-format dataset, memory ablation, timings')
+    .option('--dataset <file>', 'questions CSV (question, query, db_name[, query_category, instructions])')
+    .option('--dumps <dir>', 'folder with one <db_name>.sql dump per database')
+    .option('--memory-mode <mode>', 'none | prompt | taught | all (default prompt)')
+    .option(
+      '--out <file>',
+      'results JSONL (default <home>/eval/results/<dataset>.jsonl; replaced unless --resume)',
+    )
+    .option('--resume', 'skip questions already in the results file')
+    .option('--limit <n>', 'at most n questions')
+    .option('--category <name>', 'only this query_category')
+    .option('--db-name <name>', 'only questions on this database')
+    .addOption(new Option('--db-prefix <prefix>', 'server database name prefix').hideHelp())
+    .action(run((opts) => runEvalCommand(io, opts)));
+
+  program
+    .command('serve')
+    .description('HTTP API and web UI (local mode on 127.0.0.1; --users for sign-in with access tokens)')
+    .option('--port <n>', 'port (0: any free port)', '8484')
+    .option('--host <address>', 'address to bind; beyond loopback implies --users', '127.0.0.1')
+    .option('--users', 'multi-user mode: personal access tokens from `sqlrecall users add NAME`')
+    .addOption(new Option('--web <dir>', 'folder of the built web UI').hideHelp())
+    .action(run((opts) => runServe(io, opts)));
+
+  program
+    .command('users')
+    .description('users of `serve --users`: add NAME [--team T] [--admin] | list | remove NAME | token NAME')
+    .argument('<command>', 'add, list, remove or token')
+    .argument('[name]', 'user name')
+    .option('--admin', 'add: the user administers their team (changes team memories)')
+    .action(async function (this: Command, command: string, name: string | undefined) {
+      setExit(await runUsers(io, this.optsWithGlobals(), command, name));
+    });
 
   return program;
 }

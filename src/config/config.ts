@@ -39,6 +39,26 @@ export interface Config {
   maxRepairs: number;
   /** Log level for stderr logs. Default `warn`. */
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  /**
+   * Allowlist mode: the only relations queries may read, as `schema.table`, `schema.*` or `table`
+   * (comma-separated in the flag/variable). Empty (default) → no allowlist.
+   */
+  allowTables: string[];
+  /** The user's team: its shared memories apply too (`--team`). Default none. */
+  team: string | undefined;
+  /** Long-term memory on (default) or off for every user of this process (`--no-memory`). */
+  memoryEnabled: boolean;
+  /** Most facts learned from one message. Default 2 (issue 3). */
+  memoryMaxFacts: number;
+  /** Similarity recall of terms/metrics/entities: top-k (default 5) … */
+  memoryTopK: number;
+  /** … and least similarity, 1 − cosine distance (default 0.3). */
+  memoryMinSimilarity: number;
+  /**
+   * Reconciliation thresholds per embedding model, `model=low:high` comma-separated (`*` for any
+   * other model). Empty → 0.70:0.95 for every model (issue 3).
+   */
+  memoryThresholds: string;
 }
 
 /** One setting: its environment variable, its flag, and its validator. */
@@ -138,6 +158,75 @@ export const SETTINGS: Record<keyof Config, Setting> = {
     schema: z.enum(['silent', 'error', 'warn', 'info', 'debug']),
     describe: 'log level',
   },
+  allowTables: {
+    env: 'SQLRECALL_ALLOW_TABLES',
+    flag: '--allow-tables',
+    schema: z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .refine((list) => list.every((entry) => /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/.test(entry)), {
+        error: 'expected schema.table, schema.* or table names, comma-separated',
+      }),
+    describe: 'allowed tables (comma-separated schema.table or schema.*)',
+  },
+  team: {
+    env: 'SQLRECALL_TEAM',
+    flag: '--team',
+    schema: z.string().min(1, { error: 'must not be empty' }).optional(),
+    describe: 'team whose shared memories apply',
+  },
+  memoryEnabled: {
+    env: 'SQLRECALL_MEMORY',
+    flag: '--no-memory',
+    schema: z
+      .enum(['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'], { error: 'expected on or off' })
+      .transform((v) => ['on', 'true', '1', 'yes'].includes(v)),
+    describe: 'long-term memory on or off',
+  },
+  memoryMaxFacts: {
+    env: 'SQLRECALL_MEMORY_MAX_FACTS',
+    flag: '--memory-max-facts',
+    schema: int(1, 10),
+    describe: 'most facts learned per message',
+  },
+  memoryTopK: {
+    env: 'SQLRECALL_MEMORY_TOP_K',
+    flag: '--memory-top-k',
+    schema: int(1, 50),
+    describe: 'memories recalled by similarity',
+  },
+  memoryMinSimilarity: {
+    env: 'SQLRECALL_MEMORY_MIN_SIMILARITY',
+    flag: '--memory-min-similarity',
+    schema: z.coerce
+      .number({ error: 'expected a number between -1 and 1' })
+      .min(-1, { error: 'expected a number between -1 and 1' })
+      .max(1, { error: 'expected a number between -1 and 1' }),
+    describe: 'least similarity of recalled memories',
+  },
+  memoryThresholds: {
+    env: 'SQLRECALL_MEMORY_THRESHOLDS',
+    flag: '--memory-thresholds',
+    schema: z.string().refine(
+      (v) =>
+        v.trim() === '' ||
+        v
+          .split(/[,;]/)
+          .map((e) => e.trim())
+          .filter(Boolean)
+          .every((e) => {
+            const m = /^[^=\s]+\s*=\s*([0-9.]+)\s*:\s*([0-9.]+)$/.exec(e);
+            return m !== null && Number(m[1]) <= Number(m[2]) && Number(m[2]) <= 1;
+          }),
+      { error: 'expected model=low:high pairs, e.g. all-minilm=0.70:0.95' },
+    ),
+    describe: 'reconciliation thresholds per embedding model',
+  },
 };
 
 function defaults(): Record<keyof Config, unknown> {
@@ -161,6 +250,13 @@ function defaults(): Record<keyof Config, unknown> {
     numCtx: undefined,
     maxRepairs: 2,
     logLevel: 'warn',
+    allowTables: '',
+    team: undefined,
+    memoryEnabled: 'on',
+    memoryMaxFacts: 2,
+    memoryTopK: 5,
+    memoryMinSimilarity: 0.3,
+    memoryThresholds: '',
   };
 }
 

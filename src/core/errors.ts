@@ -20,6 +20,9 @@ export type ErrorCode =
   | 'not_found'
   | 'memory_embedding_mismatch'
   | 'memory_store'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'too_large'
   | 'internal';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
@@ -40,6 +43,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   // The store was built with another embedding model or dimension: a configuration problem.
   memory_embedding_mismatch: { exitCode: 2, httpStatus: 409 },
   memory_store: { exitCode: 1, httpStatus: 500 },
+  // HTTP API (issue 6): missing/unknown token, a team change by a non-admin, an oversized body.
+  unauthorized: { exitCode: 2, httpStatus: 401 },
+  forbidden: { exitCode: 2, httpStatus: 403 },
+  too_large: { exitCode: 2, httpStatus: 413 },
   internal: { exitCode: 1, httpStatus: 500 },
 };
 

@@ -8,7 +8,14 @@
 export type MemoryKind = 'preference' | 'term' | 'metric' | 'entity' | 'example' | 'context';
 
 /** All kinds, in display order. */
-export const MEMORY_KINDS: readonly MemoryKind[] = ['preference', 'term', 'metric', 'entity', 'example', 'context'];
+export const MEMORY_KINDS: readonly MemoryKind[] = [
+  'preference',
+  'term',
+  'metric',
+  'entity',
+  'example',
+  'context',
+];
 
 /** Lifecycle of a memory. */
 export type MemoryStatus = 'active' | 'superseded' | 'deleted';

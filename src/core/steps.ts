@@ -11,6 +11,24 @@ export interface Attempt {
   error?: string;
 }
 
+/** A memory applied to a question (shown as "Applied: …"; `--without <id>` skips it). */
+export interface AppliedMemory {
+  id: string;
+  kind: string;
+  text: string;
+}
+
+/** One change a message made to the user's memories. */
+export interface MemoryChange {
+  action: 'ADD' | 'UPDATE' | 'SUPERSEDE' | 'NOOP' | 'DELETE' | 'RESTORE';
+  /** The memory created or changed (null when nothing was stored). */
+  id: string | null;
+  kind: string;
+  text: string;
+  /** Why (e.g. "exact duplicate", "model decided SUPERSEDE"). */
+  reason?: string;
+}
+
 /** A pipeline step. */
 export type Step =
   | { type: 'schema'; tables: number; promptTokens: number }
@@ -20,6 +38,11 @@ export type Step =
   | { type: 'rows'; result: QueryResult }
   | { type: 'answer_token'; text: string }
   | { type: 'answer'; text: string }
+  | { type: 'classified'; kind: string; source: 'pattern' | 'model' }
+  | { type: 'recalled'; memories: (AppliedMemory & { why: string })[] }
+  | { type: 'remembered'; changes: MemoryChange[]; problems: string[] }
+  /** A message answered without SQL (an instruction, a memory command, a greeting). */
+  | { type: 'reply'; text: string }
   | { type: 'done'; outcome: AskOutcome };
 
 /** Final outcome of one question (the `ask --json` document minus the question). */
@@ -29,5 +52,18 @@ export interface AskOutcome {
   result: QueryResult | null;
   answer: string | null;
   attempts: Attempt[];
-  appliedMemories: { id: string; kind: string; text: string }[];
+  appliedMemories: AppliedMemory[];
+  /** What the message was: question, instruction, both, command or neither (absent without memory). */
+  kind?: string;
+  /** Changes to memories made by this message (instruction, both, memory commands). */
+  remembered?: MemoryChange[];
+  /** Facts that could not be read or stored, said to the user (never dropped silently). */
+  memoryProblems?: string[];
+  /** The conversation this turn belongs to (absent without memory). */
+  conversationId?: string;
+  /**
+   * Set when the question cannot be answered from this database (the model said so instead of
+   * writing SQL): its reason, possibly ''. `sql` is then null and `answer` says so honestly.
+   */
+  unanswerable?: string;
 }

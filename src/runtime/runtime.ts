@@ -4,12 +4,15 @@
  */
 import { join } from 'node:path';
 import { Assistant } from '../agent/assistant.js';
+import { createMemoryHook } from '../agent/memory-hook.js';
 import type { Config } from '../config/config.js';
-import { SqlrecallError } from '../core/errors.js';
+import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
 import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
+import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
+import { createSchemaLinking } from './schema-linking.js';
 
 /** Where `sqlrecall demo` keeps its embedded shop database. */
 export function demoDatabaseDir(config: Config): string {
@@ -21,8 +24,51 @@ export class Runtime {
   private db: Promise<DatabaseConnector> | undefined;
   private chatModel: ChatModel | undefined;
   private adminClient: OllamaAdmin | undefined;
+  private memoryRuntime: Promise<MemoryRuntime> | undefined;
 
-  constructor(readonly config: Config) {}
+  /** `warn` receives one-line notices for the user (e.g. on stderr). */
+  constructor(
+    readonly config: Config,
+    private readonly hooks: { warn?: (message: string) => void } = {},
+  ) {}
+
+  /**
+   * The memory store, embedding model and memory service, opened once (see `memory-runtime.ts`).
+   * @throws SqlrecallError `memory_embedding_mismatch` (exit 2), `memory_store`, `model_*`
+   */
+  memory(options: Omit<OpenMemoryOptions, 'chat'> = {}): Promise<MemoryRuntime> {
+    if (!this.memoryRuntime) {
+      const verbose = this.config.logLevel === 'info' || this.config.logLevel === 'debug';
+      const log = (message: string, details: Record<string, unknown>) => {
+        if (verbose) this.hooks.warn?.(`memory: ${message} ${JSON.stringify(details)}`);
+      };
+      const onWait = () =>
+        this.hooks.warn?.('Waiting for another sqlrecall process to release the memory store…');
+      const opening = openMemory(this.config, { chat: this.chat(), log, onWait, ...options });
+      this.memoryRuntime = opening;
+      opening.catch(() => {
+        if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
+      });
+    }
+    return this.memoryRuntime;
+  }
+
+  /**
+   * The memory for the question pipeline, or undefined when memory is switched off (`--no-memory`)
+   * or the embedding model is not pulled (then a warning says how to get it; answers still work).
+   */
+  private async pipelineMemory(): Promise<MemoryRuntime | undefined> {
+    if (!this.config.memoryEnabled) return undefined;
+    try {
+      return await this.memory();
+    } catch (error) {
+      if (!isSqlrecallError(error, 'model_missing')) throw error;
+      this.hooks.warn?.(
+        `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (run \`ollama pull ${this.config.embedModel}\`).`,
+      );
+      return undefined;
+    }
+  }
 
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
@@ -65,10 +111,28 @@ export class Runtime {
     return this.db;
   }
 
-  /** An Assistant over the configured database and chat model. */
+  /**
+   * An Assistant over the configured database and chat model, with long-term memory unless it is
+   * off. Writes left pending by an earlier run (a crash between answer and memory write) are
+   * applied first.
+   */
   async assistant(): Promise<Assistant> {
-    const db = await this.database();
-    return new Assistant({
+    if (!this.config.databaseUrl) await this.database(); // fails fast with the how-to, before opening memory
+    // Both open a PGlite data directory (a second or two each): in parallel.
+    const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
+    // Schema linking (issue 5): its index lives beside the memories when the store is open, so it
+    // survives the process; otherwise it is kept in process memory.
+    const linking = createSchemaLinking({
+      config: this.config,
+      db,
+      admin: this.admin(),
+      sql: memory ? await memory.store.sql() : undefined,
+      embedding: memory?.canEmbed ? memory.embedder : null,
+      onWarning: (message) => this.hooks.warn?.(message),
+    });
+    const assistant = new Assistant({
+      planContext: linking.planner,
+      memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
       db,
       loadSchema: () =>
@@ -76,13 +140,28 @@ export class Runtime {
       maxRows: this.config.maxRows,
       statementTimeoutMs: this.config.statementTimeoutMs,
       maxRepairs: this.config.maxRepairs,
+      allowTables: this.config.allowTables,
     });
+    if (memory) {
+      const { schema } = await assistant.schema();
+      const recovered = await memory.service.recoverPending({ schema });
+      if (recovered.applied > 0)
+        this.hooks.warn?.(`Applied ${recovered.applied} memory write(s) left pending by an earlier run.`);
+      if (recovered.failed > 0)
+        this.hooks.warn?.(
+          `${recovered.failed} pending memory write(s) could not be applied yet; will retry.`,
+        );
+    }
+    return assistant;
   }
 
-  /** Closes the database connection, if one was opened. */
+  /** Closes the database connection and the memory store, if they were opened. */
   async close(): Promise<void> {
     const db = this.db;
     this.db = undefined;
     if (db) await db.then((d) => d.close()).catch(() => {});
+    const memory = this.memoryRuntime;
+    this.memoryRuntime = undefined;
+    if (memory) await memory.then((m) => m.store.close()).catch(() => {});
   }
 }

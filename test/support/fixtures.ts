@@ -37,8 +37,8 @@ SELECT (SELECT count(*) FROM customers) || '/' || (SELECT md5(string_agg(c::text
        (SELECT count(*) FROM t) || '/' || (SELECT md5(string_agg(x::text, ',' ORDER BY id)) FROM t x) || '|' ||
        (SELECT last_value FROM customers_id_seq) || '|' || (SELECT count(*) FROM pg_largeobject_metadata) AS content`;
 
-/** Runs the snapshot queries through any driver. */
-async function snapshotWith(
+/** Runs the snapshot queries through any driver (e.g. a connector that already holds the database). */
+export async function snapshotWith(
   query: (sql: string) => Promise<{ rows: Record<string, string>[] }>,
 ): Promise<string> {
   const rels = await query(SNAPSHOT_SQL);

@@ -1,12 +1,13 @@
 /**
  * `sqlrecall ask "<question>"`: one question through the whole pipeline.
  */
-import pc from 'picocolors';
+
 import type { Assistant } from '../../agent/assistant.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import type { QueryResult } from '../../core/ports.js';
-import type { Attempt } from '../../core/steps.js';
+import type { Attempt, MemoryChange } from '../../core/steps.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, printSql } from '../output.js';
 import { configFrom, type GlobalOptions } from '../program.js';
@@ -23,6 +24,16 @@ export interface AskJson {
   answer: string | null;
   appliedMemories: { id: string; kind: string; text: string }[];
   attempts: Attempt[];
+  /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
+  unanswerable?: string;
+  /** question | instruction | both | command | neither (with memory on). */
+  kind?: string;
+  /** Changes this message made to the user's memories. */
+  remembered?: MemoryChange[];
+  /** Facts that could not be read or stored (never dropped silently). */
+  memoryProblems?: string[];
+  /** The conversation of this turn (continue it with `--conversation ID`). */
+  conversationId?: string;
   error?: { code: string; message: string };
 }
 
@@ -33,6 +44,16 @@ export interface AnswerOptions {
   maxRows: number;
   skipAnswer?: boolean;
   signal?: AbortSignal;
+  team?: string;
+  /** Conversation to continue; default a fresh one. */
+  conversationId?: string;
+  /** Memory ids (or prefixes) to skip for this question. */
+  without?: string[];
+}
+
+/** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
+export function appliedLine(memories: { id: string; text: string }[]): string {
+  return `Applied: ${memories.map((m) => `${m.text} [${m.id.slice(0, 8)}]`).join('; ')}`;
 }
 
 /**
@@ -65,6 +86,9 @@ export async function answerQuestion(
       message: question,
       signal: options.signal,
       skipAnswer: options.skipAnswer,
+      team: options.team,
+      conversationId: options.conversationId,
+      without: options.without,
     })) {
       switch (step.type) {
         case 'sql':
@@ -97,12 +121,35 @@ export async function answerQuestion(
         case 'answer':
           doc.answer = step.text;
           if (human) io.stdout.write('\n');
+          if (doc.kind === 'both') spinner.start('Remembering…');
+          break;
+        case 'classified':
+          doc.kind = step.kind;
+          break;
+        case 'reply':
+          spinner.stop();
+          doc.answer = step.text;
+          if (human) io.stdout.write(`${step.text}\n`);
+          break;
+        case 'remembered':
+          spinner.stop();
+          if (human && (doc.sql !== null || doc.answer !== null)) {
+            // After an answer: say what was learned from the instruction part of the message.
+            for (const c of step.changes)
+              io.stdout.write(`${pc.dim(`Remembered [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}`)}\n`);
+            for (const p of step.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
+          }
           break;
         case 'done':
           doc.attempts = step.outcome.attempts;
           doc.appliedMemories = step.outcome.appliedMemories;
+          if (step.outcome.unanswerable !== undefined) doc.unanswerable = step.outcome.unanswerable;
+          if (step.outcome.kind !== undefined) doc.kind = step.outcome.kind;
+          if (step.outcome.remembered !== undefined) doc.remembered = step.outcome.remembered;
+          if (step.outcome.memoryProblems !== undefined) doc.memoryProblems = step.outcome.memoryProblems;
+          if (step.outcome.conversationId !== undefined) doc.conversationId = step.outcome.conversationId;
           if (human && doc.appliedMemories.length > 0) {
-            io.stdout.write(`${pc.dim(`Applied: ${doc.appliedMemories.map((m) => m.text).join('; ')}`)}\n`);
+            io.stdout.write(`${pc.dim(appliedLine(doc.appliedMemories))}\n`);
           }
           break;
         default:
@@ -125,23 +172,36 @@ export async function answerQuestion(
   }
 }
 
+/** A `warn` hook for the Runtime that writes one "note:" line to stderr. */
+export function warnTo(io: CliIO): (message: string) => void {
+  return (message) => io.stderr.write(`${pc.yellow('note:')} ${message}\n`);
+}
+
 /** Runs `ask`. */
 export async function runAsk(
   io: CliIO,
-  opts: GlobalOptions & { answer?: boolean },
+  opts: GlobalOptions & { answer?: boolean; conversation?: string; continue?: boolean; without?: string[] },
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
   try {
     const config = configFrom(io, opts);
-    runtime = new Runtime(config);
+    runtime = new Runtime(config, { warn: warnTo(io) });
     const assistant = await runtime.assistant();
+    let conversationId = opts.conversation;
+    if (opts.continue && conversationId === undefined && config.memoryEnabled) {
+      const memory = await runtime.memory();
+      conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
+    }
     return await answerQuestion(io, assistant, question, {
       json,
       user: config.user,
+      team: config.team,
       maxRows: config.maxRows,
       skipAnswer: opts.answer === false,
+      conversationId,
+      without: opts.without,
     });
   } catch (error) {
     const err = toSqlrecallError(error);

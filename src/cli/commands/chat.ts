@@ -2,14 +2,17 @@
  * `sqlrecall chat`: a REPL on the same pipeline as `ask`. `exit`, `quit`, `/bye` or Ctrl-D leave;
  * Ctrl-C cancels the question being answered (and leaves when pressed at the prompt).
  */
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import pc from 'picocolors';
 import { toSqlrecallError } from '../../core/errors.js';
+import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printError } from '../output.js';
 import { configFrom, type GlobalOptions } from '../program.js';
-import { answerQuestion } from './ask.js';
+import { answerQuestion, warnTo } from './ask.js';
+import { memoryLine } from './memory.js';
 
 /** Words that end the REPL. */
 export const EXIT_WORDS = new Set(['exit', 'quit', '/bye', '/exit', '/quit', '\\q']);
@@ -17,18 +20,41 @@ export const EXIT_WORDS = new Set(['exit', 'quit', '/bye', '/exit', '/quit', '\\
 /** The REPL prompt, written to stdout. */
 export const CHAT_PROMPT = 'sqlrecall> ';
 
-/** Runs `chat` (optionally with a banner line, as `demo` does). */
-export async function runChat(io: CliIO, opts: GlobalOptions, banner?: string): Promise<number> {
+/** REPL commands besides questions (shown by /help). */
+export const CHAT_HELP = [
+  '/memory                 what I remember about you',
+  '/forget <id or words>   forget one memory (e.g. /forget india filter)',
+  '/without <id> <question> answer once without that memory',
+  '/help                   this list; exit or /bye leaves',
+].join('\n');
+
+/** Runs `chat` (optionally with a banner line, as `demo` does); `--resume` continues the last conversation. */
+export async function runChat(
+  io: CliIO,
+  opts: GlobalOptions & { resume?: boolean },
+  banner?: string,
+): Promise<number> {
   let runtime: Runtime | undefined;
   try {
     const config = configFrom(io, opts);
-    runtime = new Runtime(config);
+    runtime = new Runtime(config, { warn: warnTo(io) });
     const db = await runtime.database();
     const assistant = await runtime.assistant();
     const { schema } = await assistant.schema();
+    const memory = config.memoryEnabled ? await runtime.memory().catch(() => undefined) : undefined;
+    const scope = { user: config.user };
+    let conversationId: string = randomUUID();
+    let resumed = false;
+    if (opts.resume && memory) {
+      const last = await memory.store.lastConversation(scope);
+      if (last) {
+        conversationId = last.id;
+        resumed = true;
+      }
+    }
     io.stderr.write(
       `${banner ?? ''}${pc.bold('sqlrecall chat')} on ${db.displayName} (${schema.tables.length} tables) with ${config.model}.\n` +
-        `${pc.dim('Ask a question in plain language. Type exit or /bye to leave.')}\n`,
+        `${pc.dim(`${resumed ? 'Continuing' : 'Conversation'} ${conversationId.slice(0, 8)} as ${config.user}${memory ? '' : ' (memory off)'}. Ask a question in plain language; /help for commands. Type exit or /bye to leave.`)}\n`,
     );
     const rl = createInterface({
       input: io.stdin,
@@ -49,15 +75,32 @@ export async function runChat(io: CliIO, opts: GlobalOptions, banner?: string): 
     for await (const line of rl) {
       const text = line.trim();
       if (EXIT_WORDS.has(text.toLowerCase())) break;
-      if (text) {
+      const command = /^\/(memory|memories|forget|without|help)\b\s*(.*)$/i.exec(text);
+      if (command && command[1]!.toLowerCase() !== 'without') {
+        await chatCommand(io, memory, scope, command[1]!.toLowerCase(), command[2]!.trim());
+      } else if (text) {
+        let question = text;
+        const without: string[] = [];
+        if (command) {
+          const [id = '', ...rest] = command[2]!.trim().split(/\s+/);
+          without.push(id);
+          question = rest.join(' ');
+        }
         current = new AbortController();
         try {
-          await answerQuestion(io, assistant, text, {
-            json: false,
-            user: config.user,
-            maxRows: config.maxRows,
-            signal: current.signal,
-          });
+          if (question) {
+            await answerQuestion(io, assistant, question, {
+              json: false,
+              user: config.user,
+              team: config.team,
+              maxRows: config.maxRows,
+              signal: current.signal,
+              conversationId,
+              without,
+            });
+          } else {
+            io.stderr.write('usage: /without <id> <question>\n');
+          }
         } finally {
           current = undefined;
         }
@@ -73,5 +116,46 @@ export async function runChat(io: CliIO, opts: GlobalOptions, banner?: string): 
     return err.exitCode;
   } finally {
     await runtime?.close();
+  }
+}
+
+/** `/memory`, `/forget …` and `/help` in the REPL. */
+async function chatCommand(
+  io: CliIO,
+  memory: MemoryRuntime | undefined,
+  scope: { user: string },
+  name: string,
+  argument: string,
+): Promise<void> {
+  if (name === 'help') {
+    io.stdout.write(`${CHAT_HELP}\n`);
+    return;
+  }
+  if (!memory) {
+    io.stdout.write('Memory is off for this session.\n');
+    return;
+  }
+  try {
+    if (name === 'memory' || name === 'memories') {
+      const memories = await memory.store.list(scope, { statuses: ['active'] });
+      if (memories.length === 0) io.stdout.write('I do not remember anything about you yet.\n');
+      for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+      return;
+    }
+    if (!argument) {
+      io.stdout.write('usage: /forget <id or words>\n');
+      return;
+    }
+    const result = await memory.service.forget(scope, argument);
+    if (result.deleted) {
+      io.stdout.write(`Forgot ${memoryLine(result.deleted)}\n`);
+    } else if (result.candidates.length === 0) {
+      io.stdout.write(`I have no memory matching "${argument}".\n`);
+    } else {
+      io.stdout.write('Which one? /forget <id>:\n');
+      for (const m of result.candidates) io.stdout.write(`${memoryLine(m)}\n`);
+    }
+  } catch (error) {
+    printError(io, toSqlrecallError(error));
   }
 }

@@ -4,11 +4,11 @@
  * opens `chat` on it.
  */
 import { createInterface } from 'node:readline/promises';
-import pc from 'picocolors';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import { createDemoDatabase } from '../../demo/load.js';
 import { ollamaInstallHint } from '../../runtime/doctor.js';
 import { demoDatabaseDir, Runtime } from '../../runtime/runtime.js';
+import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { configFrom, type GlobalOptions, reportError } from '../program.js';
 import { formatBytes, progressBar } from '../progress.js';

@@ -1,10 +1,11 @@
 /**
  * `sqlrecall schema [--json]`: the catalog, as the model sees it (or every detail as JSON).
  */
-import pc from 'picocolors';
+
 import { toSqlrecallError } from '../../core/errors.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { renderSchema } from '../../sql/render.js';
+import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson } from '../output.js';
 import { configFrom, type GlobalOptions } from '../program.js';
