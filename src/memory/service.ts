@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { MemoryKind, MemoryScope, MemoryWriteResult } from '../core/memory.js';
+import type { Memory, MemoryKind, MemoryScope, MemoryWriteResult } from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
@@ -299,6 +299,47 @@ export class MemoryService {
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
       return this.storeFacts(scope, [checked], {});
+    });
+  }
+
+  /**
+   * Edits an active memory in place (`memory edit`, `PATCH /api/memories/:id`): kind, text and SQL
+   * default to the current ones; the SQL is checked against `schema` like a new fact's, and the
+   * history keeps the old text.
+   * @returns the updated memory and any problem (e.g. SQL dropped because it did not check out)
+   */
+  edit(
+    scope: MemoryScope,
+    current: Memory,
+    change: { kind?: MemoryKind; text?: string; sql?: string | null },
+    schema?: Schema,
+  ): Promise<{ memory: Memory; problems: string[] }> {
+    return this.serialized(scope, async () => {
+      const fact = await checkFact(
+        {
+          kind: change.kind ?? current.kind,
+          text: change.text ?? current.text,
+          sql: change.sql === undefined ? current.sql : change.sql,
+        },
+        schema,
+      );
+      const [embedding] = await this.options.embedder.embed([fact.text]);
+      const [written] = await this.options.store.write(scope, [
+        {
+          op: 'update',
+          id: current.id,
+          memory: {
+            kind: fact.kind,
+            text: fact.text,
+            sql: fact.sql,
+            tables: fact.tables,
+            columns: fact.columns,
+          },
+          embedding: embedding!,
+          reason: 'user edited',
+        },
+      ]);
+      return { memory: written?.memory ?? current, problems: fact.sqlNote ? [fact.sqlNote] : [] };
     });
   }
 

@@ -8,7 +8,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { SqlrecallError } from '../../core/errors.js';
 import { MEMORY_KINDS, type Memory, type MemoryKind, type MemoryScope } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { checkFact } from '../../memory/extract.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -176,30 +175,19 @@ export async function runMemory(
             'not_found',
             `The memory ${id.slice(0, 8)} is not active; restore it first.`,
           );
-        const newText = rest.join(' ').trim() || current.text;
-        const fact = await checkFact(
-          { kind: parseKind(opts.kind, current.kind), text: newText, sql: opts.sql ?? current.sql },
+        const edited = await memory.service.edit(
+          scope,
+          current,
+          {
+            kind: parseKind(opts.kind, current.kind),
+            text: rest.join(' ').trim() || current.text,
+            sql: opts.sql ?? current.sql,
+          },
           await optionalSchema(runtime),
         );
-        const [embedding] = await memory.embedder.embed([fact.text]);
-        const [written] = await memory.store.write(scope, [
-          {
-            op: 'update',
-            id,
-            memory: {
-              kind: fact.kind,
-              text: fact.text,
-              sql: fact.sql,
-              tables: fact.tables,
-              columns: fact.columns,
-            },
-            embedding: embedding!,
-            reason: 'user edited',
-          },
-        ]);
-        out({ scope, memory: written?.memory ?? null }, () => {
-          io.stdout.write(`Updated [${id.slice(0, 8)}]: ${written?.memory?.text ?? fact.text}\n`);
-          if (fact.sqlNote) io.stderr.write(`${pc.yellow('note:')} ${fact.sqlNote}\n`);
+        out({ scope, memory: edited.memory }, () => {
+          io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
+          for (const problem of edited.problems) io.stderr.write(`${pc.yellow('note:')} ${problem}\n`);
         });
         return 0;
       }

@@ -5,7 +5,6 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { MemoryKind, MemoryScope, MemoryStatus } from '../../core/memory.js';
-import { checkFact } from '../../memory/extract.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -201,35 +200,14 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const current = await owned(s, id);
     if (current.status !== 'active')
       throw apiError('not_found', 'This memory is not active; restore it first.');
-    const fact = await checkFact(
-      {
-        kind: (body.kind ?? current.kind) as MemoryKind,
-        text: body.text ?? current.text,
-        sql: body.sql === undefined ? current.sql : body.sql,
-      },
+    const { service } = await deps.memory();
+    const edited = await service.edit(
+      s,
+      current,
+      { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql },
       await optionalSchema(deps),
     );
-    const { store, embedder } = await deps.memory();
-    const [embedding] = await embedder.embed([fact.text]);
-    const [written] = await store.write(s, [
-      {
-        op: 'update',
-        id: current.id,
-        memory: {
-          kind: fact.kind,
-          text: fact.text,
-          sql: fact.sql,
-          tables: fact.tables,
-          columns: fact.columns,
-        },
-        embedding: embedding!,
-        reason: 'user edited',
-      },
-    ]);
-    return c.json(
-      { scope: s, memory: written?.memory ?? current, problems: fact.sqlNote ? [fact.sqlNote] : [] } as Out,
-      200,
-    );
+    return c.json({ scope: s, memory: edited.memory, problems: edited.problems } as Out, 200);
   });
 
   app.openapi(routes.remove, async (c) => {
