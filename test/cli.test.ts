@@ -246,8 +246,8 @@ describe('sqlrecall CLI', () => {
     noStack(run.stderr);
   });
 
-  it('demo with the model missing and no terminal asks for --yes (exit 5); --yes pulls it', async () => {
-    const server = await startScriptedOllama({ models: ['all-minilm'] });
+  it('demo with the models missing and no terminal asks for --yes (exit 5); --yes pulls both', async () => {
+    const server = await startScriptedOllama({ models: [] });
     try {
       const refused = await runSqlrecall(['demo', '--no-chat'], {
         env: { SQLRECALL_HOME: home, OLLAMA_HOST: server.url },
@@ -260,6 +260,7 @@ describe('sqlrecall CLI', () => {
       });
       expect(pulled.code, pulled.stderr).toBe(0);
       expect(pulled.stderr).toMatch(/pulled qwen2\.5-coder:7b/);
+      expect(pulled.stderr).toMatch(/pulled all-minilm/); // the embedding model gives the demo its memory
       expect(server.requests.some((r) => r.endpoint === 'pull')).toBe(true);
       expect(pulled.stdout).toContain(`pglite:${join(home, 'demo-shop')}`);
       // The demo (already created) opens chat on the shop and reaches its prompt.

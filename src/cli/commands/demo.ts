@@ -1,6 +1,6 @@
 /**
  * `sqlrecall demo`: the newcomer's first run. Checks the model server (exit 5 with install steps when
- * none answers), offers to pull a missing model, creates the embedded demo shop on first run, then
+ * none answers), offers to pull a missing chat or embedding model, creates the embedded demo shop on first run, then
  * opens `chat` on it.
  */
 import { createInterface } from 'node:readline/promises';
@@ -67,7 +67,9 @@ export async function runDemo(
         },
       );
     }
+    // The chat model answers; the embedding model (small) gives the demo its long-term memory.
     await ensureModel(io, runtime, base.model, Boolean(opts.yes));
+    if (base.memoryEnabled) await ensureModel(io, runtime, base.embedModel, Boolean(opts.yes));
 
     const bar = progressBar(io, 'creating the demo shop');
     const started = Date.now();
