@@ -19,6 +19,7 @@ import { createValueSampler } from '../src/linking/value-hints.js';
 import { createOllamaChatModel, estimatePromptTokens } from '../src/models/ollama/chat-model.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { estimateTokens } from '../src/models/tokens.js';
+import { renderSchema } from '../src/sql/render.js';
 import { generateDecoys } from './support/decoys.js';
 import { SHOP_SQL } from './support/fixtures.js';
 
@@ -128,7 +129,7 @@ describe('token budget on a 1,000-table database', () => {
     }
     expect(answered).toBe(QUESTIONS.length);
     // The whole schema would not have fitted at all.
-    expect(estimateTokens((await assistant.schema()).text)).toBeGreaterThan(10 * NUM_CTX);
+    expect(estimateTokens(renderSchema((await assistant.schema()).schema))).toBeGreaterThan(10 * NUM_CTX);
   }, 120_000);
 
   it('degrades instead of failing when the window is tiny', async () => {

@@ -7,7 +7,6 @@ import type { ChatMessage, ChatModel, DatabaseConnector } from '../core/ports.js
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../models/tokens.js';
-import { renderSchema } from '../sql/render.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
@@ -63,15 +62,13 @@ export interface AskInput {
 
 /** Answers questions about one database. */
 export class Assistant {
-  private schemaPromise: Promise<{ schema: Schema; text: string }> | undefined;
+  private schemaPromise: Promise<{ schema: Schema }> | undefined;
 
   constructor(private readonly options: AssistantOptions) {}
 
-  /** The catalog and its prompt rendering, loaded once. */
-  schema(): Promise<{ schema: Schema; text: string }> {
-    this.schemaPromise ??= this.options
-      .loadSchema()
-      .then((schema) => ({ schema, text: renderSchema(schema) }));
+  /** The catalog, loaded once (the prompt's rendering of it is the context planner's job). */
+  schema(): Promise<{ schema: Schema }> {
+    this.schemaPromise ??= this.options.loadSchema().then((schema) => ({ schema }));
     // A failed load must not poison later calls.
     this.schemaPromise.catch(() => {
       this.schemaPromise = undefined;
