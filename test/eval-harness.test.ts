@@ -14,6 +14,7 @@ import { loadEvalDataset } from '../src/eval/dataset.js';
 import type { EvalRecord } from '../src/eval/run.js';
 import type { ScriptedOllama } from '../src/models/scripted/server.js';
 import { type BenchmarkOptions, runBenchmark } from '../src/runtime/eval-runtime.js';
+import { DEFOG_DATABASES } from './support/defog.js';
 import { startEvalModel } from './support/eval-model.js';
 import { adminQuery, TEST_DATABASE_URL } from './support/server-db.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
@@ -156,19 +157,7 @@ describe.skipIf(!HAS_BENCHMARKS || !TEST_DATABASE_URL)(
       home = mkdtempSync(join(tmpdir(), 'sqlrecall-eval-server-'));
     });
     afterAll(async () => {
-      for (const name of [
-        'academic',
-        'advising',
-        'atis',
-        'broker',
-        'car_dealership',
-        'derm_treatment',
-        'ewallet',
-        'geography',
-        'restaurants',
-        'scholar',
-        'yelp',
-      ]) {
+      for (const name of DEFOG_DATABASES) {
         await adminQuery(`DROP DATABASE IF EXISTS ${prefix}${name} WITH (FORCE)`).catch(() => {});
       }
       rmSync(home, { recursive: true, force: true });

@@ -5,15 +5,15 @@
  * was scored (exit 130), `--resume` continues.
  */
 import Table from 'cli-table3';
-import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import { SqlrecallError } from '../../core/errors.js';
 import { parseDatabaseUrl } from '../../databases/open.js';
 import { MEMORY_MODES, type MemoryMode } from '../../eval/dataset.js';
 import { type EvalSummary, type GroupStats, STATS_HEADINGS, statsRow } from '../../eval/report.js';
 import { runBenchmark } from '../../runtime/eval-runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import { printJson } from '../output.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
 import { progressBar } from '../progress.js';
 
 /** Flags of `eval`. */
@@ -110,10 +110,7 @@ export async function runEvalCommand(io: CliIO, opts: EvalFlags): Promise<number
     io.stderr.write(`${pc.dim(`every prediction: ${summary.resultsFile}`)}\n`);
     return summary.interrupted ? EXIT_INTERRUPTED : 0;
   } catch (error) {
-    const err = toSqlrecallError(error);
-    printError(io, err);
-    if (json) printJson(io, { error: errorJson(err) });
-    return err.exitCode;
+    return reportError(io, json, error);
   } finally {
     process.off('SIGINT', onSigint);
   }

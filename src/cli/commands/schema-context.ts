@@ -4,13 +4,12 @@
  * the schema index first (progress bar on stderr for big databases).
  */
 
-import { toSqlrecallError } from '../../core/errors.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { createSchemaLinking } from '../../runtime/schema-linking.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import { printJson } from '../output.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
 import { progressBar } from '../progress.js';
 
 /** Index builds with more tables than this show a progress bar. */
@@ -78,10 +77,7 @@ export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question:
     }
     return 0;
   } catch (error) {
-    const err = toSqlrecallError(error);
-    printError(io, err);
-    if (json) printJson(io, { error: errorJson(err) });
-    return err.exitCode;
+    return reportError(io, json, error);
   } finally {
     await runtime?.close();
   }

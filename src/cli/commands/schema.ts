@@ -2,13 +2,12 @@
  * `sqlrecall schema [--json]`: the catalog, as the model sees it (or every detail as JSON).
  */
 
-import { toSqlrecallError } from '../../core/errors.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { renderSchema } from '../../sql/render.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import { printJson } from '../output.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
 
 /** Runs `schema`. */
 export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number> {
@@ -31,10 +30,7 @@ export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number>
     }
     return 0;
   } catch (error) {
-    const err = toSqlrecallError(error);
-    printError(io, err);
-    if (json) printJson(io, { error: errorJson(err) });
-    return err.exitCode;
+    return reportError(io, json, error);
   } finally {
     await runtime?.close();
   }
