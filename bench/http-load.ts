@@ -3,7 +3,7 @@
  * (`@hono/node-server` on loopback, multi-user mode with tokens), the scripted zero-delay model,
  * the small shop on PGlite and the embedded memory store.
  *
- *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--json]
+ *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--quick] [--json]
  *
  * Each user first teaches their own preference ("Always show me customers from Land<xy>"), then
  * asks `--questions` questions one after another; all users run at once. Checks: every response is
@@ -25,13 +25,15 @@ const { values } = parseArgs({
     users: { type: 'string', default: '50' },
     questions: { type: 'string', default: '20' },
     json: { type: 'boolean', default: false },
+    /** CI size (`npm run bench -- --quick`): 10 users × 5 questions. */
+    quick: { type: 'boolean', default: false },
   },
 });
-const USERS = Number(values.users);
+const USERS = values.quick ? 10 : Number(values.users);
 /** A letters-only country name per user (the scripted extraction reads letters only). */
 const land = (u: number) =>
   `Land${String.fromCharCode(97 + (u % 26))}${String.fromCharCode(97 + Math.floor(u / 26))}`;
-const QUESTIONS = Number(values.questions);
+const QUESTIONS = values.quick ? 5 : Number(values.questions);
 
 const s = await startTestServer('users');
 // Meter model time per question: the question text is in every prompt of its pipeline.
