@@ -5,70 +5,57 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/program.js';
 import { loadEvalDataset } from '../src/eval/dataset.js';
 import type { ScriptedOllama } from '../src/models/scripted/server.js';
 import { runSqlrecall } from './support/cli.js';
 import { startEvalModel } from './support/eval-model.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
-
-function memoryIo(env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => {
-    out += d;
-  });
-  stderr.on('data', (d) => {
-    err += d;
-  });
-  return {
-    io: {
-      stdout,
-      stderr,
-      stdin: new PassThrough(),
-      env,
-      cwd: tmpdir(),
-      interactive: false,
-      stderrIsTTY: false,
-    },
-    out: () => out,
-    err: () => err,
-  };
-}
 
 describe('eval usage errors', () => {
   it('needs --dataset and --dumps', async () => {
-    const run = memoryIo();
-    expect(await runCli(['eval', '--json'], run.io)).toBe(2);
-    expect(run.err()).toMatch(/--dataset FILE .* --dumps DIR/);
-    expect(JSON.parse(run.out()).error.code).toBe('usage');
+    const run = await runCliInProcess(['eval', '--json']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--dataset FILE .* --dumps DIR/);
+    expect(JSON.parse(run.stdout).error.code).toBe('usage');
   });
 
   it('rejects an unknown memory mode and a non-server --db', async () => {
-    const bad = memoryIo();
-    expect(
-      await runCli(['eval', '--dataset', 'x.csv', '--dumps', '.', '--memory-mode', 'sometimes'], bad.io),
-    ).toBe(2);
-    expect(bad.err()).toMatch(/none, prompt, taught or all/);
-    const pglite = memoryIo();
-    expect(
-      await runCli(['eval', '--dataset', 'x.csv', '--dumps', '.', '--db', 'pglite:/tmp/x'], pglite.io),
-    ).toBe(2);
-    expect(pglite.err()).toMatch(/PostgreSQL server URL/);
-    const limit = memoryIo();
-    expect(await runCli(['eval', '--dataset', 'x.csv', '--dumps', '.', '--limit', '0'], limit.io)).toBe(2);
+    const bad = await runCliInProcess([
+      'eval',
+      '--dataset',
+      'x.csv',
+      '--dumps',
+      '.',
+      '--memory-mode',
+      'sometimes',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/none, prompt, taught or all/);
+    const pglite = await runCliInProcess([
+      'eval',
+      '--dataset',
+      'x.csv',
+      '--dumps',
+      '.',
+      '--db',
+      'pglite:/tmp/x',
+    ]);
+    expect(pglite.code).toBe(2);
+    expect(pglite.stderr).toMatch(/PostgreSQL server URL/);
+    const limit = await runCliInProcess(['eval', '--dataset', 'x.csv', '--dumps', '.', '--limit', '0']);
+    expect(limit.code).toBe(2);
   });
 
   it('names a missing dataset file', async () => {
     const home = mkdtempSync(join(tmpdir(), 'sqlrecall-evalcli-'));
     try {
-      const run = memoryIo({ SQLRECALL_HOME: home });
-      expect(await runCli(['eval', '--dataset', join(home, 'nope.csv'), '--dumps', home], run.io)).toBe(2);
-      expect(run.err()).toMatch(/Cannot read the question file .*nope\.csv/);
+      const run = await runCliInProcess(['eval', '--dataset', join(home, 'nope.csv'), '--dumps', home], {
+        env: { SQLRECALL_HOME: home },
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/Cannot read the question file .*nope\.csv/);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
