@@ -165,47 +165,28 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     const conversationId = input.conversationId ?? randomUUID();
     const fresh = input.conversationId === undefined;
     const base = { classification, conversationId };
-    const noPrompt = async (): Promise<MemoryPrompt> => ({
-      recalled: [],
-      transient: [],
-      conversationText: '',
+    /** A turn answered by its reply alone: no SQL, nothing recalled, nothing to finish. */
+    const replyOnly = (reply: NonNullable<MemoryTurn['reply']>): MemoryTurn => ({
+      ...base,
+      reply,
+      question: input.message,
+      prompt: async () => ({ recalled: [], transient: [], conversationText: '' }),
+      finish: async () => null,
+      abandon: async () => {},
     });
-    const noFinish = async () => null;
-    const noAbandon = async () => {};
 
     if (classification.kind === 'neither') {
-      return {
-        ...base,
-        reply: { text: GREETING, changes: [], problems: [] },
-        question: input.message,
-        prompt: noPrompt,
-        finish: noFinish,
-        abandon: noAbandon,
-      };
+      return replyOnly({ text: GREETING, changes: [], problems: [] });
     }
     if (classification.kind === 'command') {
       const reply = await commandReply(scope, input, classification);
-      return {
-        ...base,
-        reply,
-        question: input.message,
-        prompt: noPrompt,
-        finish: noFinish,
-        abandon: noAbandon,
-      };
+      return replyOnly(reply);
     }
     const instruction = classification.instruction;
     if (classification.kind === 'instruction') {
       if (!enabled) {
         const text = `Memory is off for ${input.user}: nothing was remembered. Turn it on with \`sqlrecall memory on --user ${JSON.stringify(input.user)}\`.`;
-        return {
-          ...base,
-          reply: { text, changes: [], problems: [] },
-          question: input.message,
-          prompt: noPrompt,
-          finish: noFinish,
-          abandon: noAbandon,
-        };
+        return replyOnly({ text, changes: [], problems: [] });
       }
       const payload: PendingLearn = {
         type: 'learn',
@@ -219,14 +200,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         signal: input.signal,
       });
       const reply = { text: rememberedText(learned.changes, learned.problems), ...learned };
-      return {
-        ...base,
-        reply,
-        question: input.message,
-        prompt: noPrompt,
-        finish: noFinish,
-        abandon: noAbandon,
-      };
+      return replyOnly(reply);
     }
 
     // question, or both: answer now; learn the instruction part after the answer.
