@@ -243,6 +243,10 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .argument('<command>', 'add, list, remove or token')
     .argument('[name]', 'user name')
     .option('--admin', 'add: the user administers their team (changes team memories)')
+    .option(
+      '--restore-memories',
+      'add: bring back the memories and conversations of the most recently removed account of this name (a new account otherwise starts empty)',
+    )
     .action(async function (this: Command, command: string, name: string | undefined) {
       setExit(await runUsers(io, this.optsWithGlobals(), command, name));
     });

@@ -6,7 +6,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SqlrecallError } from '../core/errors.js';
-import type { SqlClient } from '../memory/store/index.js';
+import type { SqlClient, SqlSession } from '../memory/store/index.js';
+import { scopeRef } from '../memory/store/scope.js';
+import { userNameConflict, userNameKey } from './user-names.js';
 
 /** Role of a user in their team: members read team memories, admins also change them. */
 export type TeamRole = 'member' | 'admin';
@@ -57,7 +59,41 @@ const MIGRATION = [
      user_name text NOT NULL REFERENCES sqlrecall_users (name) ON DELETE CASCADE,
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
+  // Memory scopes of removed users (issue 10, item 6): the rows are moved to `archive_scope`, a
+  // user id no account can have (it contains `:`, which USER_NAME_PATTERN refuses).
+  `CREATE TABLE IF NOT EXISTS sqlrecall_user_archives (
+     archive_scope text PRIMARY KEY,
+     user_name text NOT NULL,
+     user_key text NOT NULL,
+     reason text NOT NULL CHECK (reason IN ('removed', 'leftover')),
+     archived_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+     restored_at timestamptz
+   )`,
 ];
+
+/** Advisory lock serializing user changes (name uniqueness is checked on normalized forms). */
+const USERS_LOCK = 'SELECT pg_advisory_xact_lock(74210006)';
+
+/** What `users add NAME --restore-memories` brought back. */
+export interface RestoredMemories {
+  /** Memories restored (every status: active, superseded and deleted ones keep their history). */
+  memories: number;
+  /** Active memories restored, by kind (e.g. `{ term: 2, preference: 1 }`). */
+  kinds: Record<string, number>;
+  conversations: number;
+  /** When the restored account was removed (ISO 8601), or null when there was nothing to restore. */
+  archivedAt: string | null;
+}
+
+/** Result of {@link UserDirectory.addUser}. */
+export interface AddedUser {
+  /** The stored name (NFKC form of the given one). */
+  user: string;
+  /** The first token (shown once). */
+  token: string;
+  /** Set when `restoreMemories` was asked. */
+  restored?: RestoredMemories;
+}
 
 /** Users and tokens over an {@link SqlClient} on the memory store's database. */
 export class UserDirectory {
@@ -80,21 +116,42 @@ export class UserDirectory {
   }
 
   /**
-   * Adds a user and returns their first token (shown once).
-   * @throws SqlrecallError `usage` for an invalid or existing name
+   * Adds a user and returns their first token (shown once). The account starts empty.
+   * @throws SqlrecallError `usage` for an invalid, existing, mixed-script or confusable name
    */
   async add(name: string, options: { team?: string; teamRole?: TeamRole } = {}): Promise<string> {
+    return (await this.addUser(name, options)).token;
+  }
+
+  /**
+   * Adds a user. The name is stored in NFKC form and must differ from every existing name after
+   * NFKC and case folding, and by its confusable skeleton ({@link userNameConflict}). Memories
+   * left under that user id (by a removed account or a CLI `--user` run) are archived first, so
+   * the account starts empty; with `restoreMemories` the most recently removed account of the
+   * same name gets its memories and conversations back, and the result says what was restored.
+   * @throws SqlrecallError `usage` for an invalid, existing, mixed-script or confusable name
+   */
+  async addUser(
+    given: string,
+    options: { team?: string; teamRole?: TeamRole; restoreMemories?: boolean } = {},
+  ): Promise<AddedUser> {
+    checkName(given);
+    const name = given.normalize('NFKC');
     checkName(name);
     if (options.team !== undefined) checkName(options.team, 'team');
     await this.init();
     const token = newToken();
+    let restored: RestoredMemories | undefined;
     await this.client.transaction(async (tx) => {
-      const existing = await tx.query('SELECT 1 FROM sqlrecall_users WHERE name = $1', [name]);
-      if (existing.length > 0)
+      await tx.query(USERS_LOCK);
+      const names = (await tx.query<{ name: string }>('SELECT name FROM sqlrecall_users')).map((r) => r.name);
+      if (names.some((other) => userNameKey(other) === userNameKey(name)))
         throw new SqlrecallError(
           'usage',
-          `The user ${name} exists already; use \`users token ${name}\` for a new token.`,
+          `The user ${given} exists already; use \`users token ${given}\` for a new token.`,
         );
+      const conflict = userNameConflict(name, names);
+      if (conflict) throw new SqlrecallError('usage', conflict);
       await tx.query('INSERT INTO sqlrecall_users (name, team, team_role) VALUES ($1, $2, $3)', [
         name,
         options.team ?? null,
@@ -104,8 +161,11 @@ export class UserDirectory {
         hashToken(token),
         name,
       ]);
+      const tables = await scopedTables(tx);
+      await archiveScope(tx, tables, name, 'leftover');
+      if (options.restoreMemories) restored = await restoreScope(tx, tables, name);
     });
-    return token;
+    return { user: name, token, ...(restored ? { restored } : {}) };
   }
 
   /**
@@ -116,25 +176,33 @@ export class UserDirectory {
     await this.init();
     const token = newToken();
     await this.client.transaction(async (tx) => {
-      const existing = await tx.query('SELECT 1 FROM sqlrecall_users WHERE name = $1', [name]);
-      if (existing.length === 0)
+      const stored = await storedName(tx, name);
+      if (stored === undefined)
         throw new SqlrecallError('not_found', `There is no user ${name.slice(0, 100)}.`);
-      await tx.query('DELETE FROM sqlrecall_tokens WHERE user_name = $1', [name]);
+      await tx.query('DELETE FROM sqlrecall_tokens WHERE user_name = $1', [stored]);
       await tx.query('INSERT INTO sqlrecall_tokens (token_hash, user_name) VALUES ($1, $2)', [
         hashToken(token),
-        name,
+        stored,
       ]);
     });
     return token;
   }
 
-  /** Removes a user and their tokens (their memories stay in the store); false when unknown. */
-  async remove(name: string): Promise<boolean> {
+  /**
+   * Removes a user and their tokens, and archives their memory scope (memories, history,
+   * conversations, settings, pending writes: nothing is deleted) so that a later account of the
+   * same name starts empty. Returns the number of memories archived, or false when unknown.
+   */
+  async remove(name: string): Promise<false | { user: string; archivedMemories: number }> {
     await this.init();
-    const rows = await this.client.query('DELETE FROM sqlrecall_users WHERE name = $1 RETURNING name', [
-      name,
-    ]);
-    return rows.length > 0;
+    return this.client.transaction(async (tx) => {
+      await tx.query(USERS_LOCK);
+      const stored = await storedName(tx, name);
+      if (stored === undefined) return false;
+      await tx.query('DELETE FROM sqlrecall_users WHERE name = $1', [stored]);
+      const archived = await archiveScope(tx, await scopedTables(tx), stored, 'removed');
+      return { user: stored, archivedMemories: archived };
+    });
   }
 
   /** Every user, by name. */
@@ -182,4 +250,120 @@ function checkName(name: string, what = 'user'): void {
       'usage',
       `A ${what} name is 1 to 100 letters, digits, dots, underscores, @ or hyphens.`,
     );
+}
+
+/** The stored name whose key (NFKC + case fold) equals that of `name`, if any. */
+async function storedName(tx: SqlSession, name: string): Promise<string | undefined> {
+  const exact = await tx.query<{ name: string }>('SELECT name FROM sqlrecall_users WHERE name = $1', [name]);
+  if (exact[0]) return exact[0].name;
+  const key = userNameKey(name);
+  const rows = await tx.query<{ name: string }>('SELECT name FROM sqlrecall_users');
+  return rows.find((row) => userNameKey(row.name) === key)?.name;
+}
+
+/**
+ * Tables of the memory store that hold per-scope rows: every table of the current schema with
+ * both `scope_key` and `scope_user` columns (so tables added by later migrations are covered).
+ * Empty when the memory store was never opened on this database.
+ */
+async function scopedTables(tx: SqlSession): Promise<string[]> {
+  const rows = await tx.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND column_name IN ('scope_key', 'scope_user')
+        AND table_name LIKE 'sqlrecall\\_%'
+      GROUP BY table_name HAVING count(*) = 2 ORDER BY table_name`,
+  );
+  return rows.map((row) => row.table_name);
+}
+
+/** Identifier quoting for table names read from the catalog. */
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Moves every row of user scope `from` to user scope `to` in `tables`; returns memories moved. */
+async function moveScope(
+  tx: SqlSession,
+  tables: readonly string[],
+  from: string,
+  to: string,
+): Promise<number> {
+  const source = scopeRef({ user: from });
+  const target = scopeRef({ user: to });
+  let memories = 0;
+  for (const table of tables) {
+    const rows = await tx.query(
+      `UPDATE ${quoteIdent(table)} SET scope_key = $1, scope_user = $2
+        WHERE scope_key = $3 AND scope_user = $4 RETURNING 1 AS moved`,
+      [target.key, target.id, source.key, source.id],
+    );
+    if (table === 'sqlrecall_memories') memories = rows.length;
+  }
+  return memories;
+}
+
+/** Archives user scope `name` when it holds any row; returns the number of memories archived. */
+async function archiveScope(
+  tx: SqlSession,
+  tables: readonly string[],
+  name: string,
+  reason: 'removed' | 'leftover',
+): Promise<number> {
+  if (tables.length === 0) return 0;
+  const ref = scopeRef({ user: name });
+  const any = await tx.query(
+    tables
+      .map((table) => `SELECT 1 FROM ${quoteIdent(table)} WHERE scope_key = $1 AND scope_user = $2`)
+      .join(' UNION ALL ')
+      .concat(' LIMIT 1'),
+    [ref.key, ref.id],
+  );
+  if (any.length === 0 && reason === 'leftover') return 0;
+  const archive = `archived:${randomBytes(9).toString('base64url')}:${name}`;
+  const moved = await moveScope(tx, tables, name, archive);
+  await tx.query(
+    'INSERT INTO sqlrecall_user_archives (archive_scope, user_name, user_key, reason) VALUES ($1, $2, $3, $4)',
+    [archive, name, userNameKey(name), reason],
+  );
+  return moved;
+}
+
+/** Moves the most recently removed account of `name` back into its (empty) scope. */
+async function restoreScope(
+  tx: SqlSession,
+  tables: readonly string[],
+  name: string,
+): Promise<RestoredMemories> {
+  const rows = await tx.query<{ archive_scope: string; archived_at: Date | string }>(
+    `SELECT archive_scope, archived_at FROM sqlrecall_user_archives
+      WHERE user_key = $1 AND reason = 'removed' AND restored_at IS NULL
+      ORDER BY archived_at DESC LIMIT 1`,
+    [userNameKey(name)],
+  );
+  const archive = rows[0];
+  if (!archive || tables.length === 0) return { memories: 0, kinds: {}, conversations: 0, archivedAt: null };
+  const memories = await moveScope(tx, tables, archive.archive_scope, name);
+  await tx.query(
+    'UPDATE sqlrecall_user_archives SET restored_at = clock_timestamp() WHERE archive_scope = $1',
+    [archive.archive_scope],
+  );
+  const ref = scopeRef({ user: name });
+  const kinds: Record<string, number> = {};
+  if (tables.includes('sqlrecall_memories')) {
+    const counted = await tx.query<{ kind: string; n: number | string }>(
+      `SELECT kind, count(*) AS n FROM sqlrecall_memories
+        WHERE scope_key = $1 AND scope_user = $2 AND status = 'active' GROUP BY kind ORDER BY kind`,
+      [ref.key, ref.id],
+    );
+    for (const row of counted) kinds[row.kind] = Number(row.n);
+  }
+  let conversations = 0;
+  if (tables.includes('sqlrecall_conversations')) {
+    const counted = await tx.query<{ n: number | string }>(
+      'SELECT count(*) AS n FROM sqlrecall_conversations WHERE scope_key = $1 AND scope_user = $2',
+      [ref.key, ref.id],
+    );
+    conversations = Number(counted[0]?.n ?? 0);
+  }
+  return { memories, kinds, conversations, archivedAt: new Date(archive.archived_at).toISOString() };
 }

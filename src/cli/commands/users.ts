@@ -5,7 +5,7 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { memoryClient } from '../../server/runtime-deps.js';
-import { UserDirectory } from '../../server/users.js';
+import { type RestoredMemories, UserDirectory } from '../../server/users.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
 import { configFrom, type GlobalOptions, reportError } from '../program.js';
@@ -16,7 +16,7 @@ export const USERS_SUBCOMMANDS = ['add', 'list', 'remove', 'token'] as const;
 /** Runs `users <subcommand> [name]`. */
 export async function runUsers(
   io: CliIO,
-  opts: GlobalOptions & { admin?: boolean },
+  opts: GlobalOptions & { admin?: boolean; restoreMemories?: boolean },
   subcommand: string,
   name: string | undefined,
 ): Promise<number> {
@@ -36,18 +36,21 @@ export async function runUsers(
     const users = new UserDirectory(client);
     switch (subcommand) {
       case 'add': {
-        const token = await users.add(name!, {
+        const added = await users.addUser(name!, {
           team: opts.team,
           teamRole: opts.admin ? 'admin' : 'member',
+          restoreMemories: Boolean(opts.restoreMemories),
         });
+        const restored = added.restored;
         out(
           {
-            user: name,
+            user: added.user,
             team: opts.team ?? null,
             teamRole: opts.team ? (opts.admin ? 'admin' : 'member') : null,
-            token,
+            token: added.token,
+            ...(restored ? { restored } : {}),
           },
-          `Added ${name}${opts.team ? ` (team ${opts.team}${opts.admin ? ', admin' : ''})` : ''}. Access token (shown once, keep it secret):\n${token}\n`,
+          `Added ${added.user}${opts.team ? ` (team ${opts.team}${opts.admin ? ', admin' : ''})` : ''}. Access token (shown once, keep it secret):\n${added.token}\n${restored ? restoredText(added.user, restored) : ''}`,
         );
         break;
       }
@@ -62,7 +65,10 @@ export async function runUsers(
       case 'remove': {
         const removed = await users.remove(name!);
         if (!removed) throw new SqlrecallError('not_found', `There is no user ${name!.slice(0, 100)}.`);
-        out({ user: name, removed: true }, `Removed ${name} and their tokens (their memories are kept).\n`);
+        out(
+          { user: removed.user, removed: true, archivedMemories: removed.archivedMemories },
+          `Removed ${removed.user} and their tokens. Their ${removed.archivedMemories} memories and conversations are archived, not deleted: a new account of this name starts empty; \`users add ${removed.user} --restore-memories\` brings them back.\n`,
+        );
         break;
       }
       default: {
@@ -81,4 +87,14 @@ export async function runUsers(
   } finally {
     await client?.close().catch(() => undefined);
   }
+}
+
+/** The sentence saying what `--restore-memories` brought back. */
+function restoredText(user: string, restored: RestoredMemories): string {
+  if (restored.archivedAt === null)
+    return `No archived memories of a removed ${user} were found; the account starts empty.\n`;
+  const kinds = Object.entries(restored.kinds)
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
+  return `Restored ${restored.memories} memories${kinds ? ` (active: ${kinds})` : ''} and ${restored.conversations} conversations of the ${user} account removed at ${restored.archivedAt}.\n`;
 }
