@@ -35,6 +35,8 @@ export interface GlobalOptions {
   maxRepairs?: string;
   logLevel?: string;
   allowTables?: string;
+  /** `--allow-functions`: functions allowed without the function policy's checks. */
+  allowFunctions?: string;
   /** `--team T`: the team whose shared memories apply (memory commands: the team's scope). */
   team?: string;
   /** false with `--no-memory`. */
@@ -60,6 +62,7 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       maxRepairs: opts.maxRepairs,
       logLevel: opts.logLevel,
       allowTables: opts.allowTables,
+      allowFunctions: opts.allowFunctions,
       team: opts.team,
       memoryEnabled: opts.memory === false ? 'off' : undefined,
     },
@@ -120,6 +123,10 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option(
       '--allow-tables <list>',
       'only these tables may be read: schema.table,schema2.* [SQLRECALL_ALLOW_TABLES]',
+    )
+    .option(
+      '--allow-functions <list>',
+      'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn [SQLRECALL_ALLOW_FUNCTIONS]',
     )
     .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())

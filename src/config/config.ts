@@ -44,6 +44,13 @@ export interface Config {
    * (comma-separated in the flag/variable). Empty (default) → no allowlist.
    */
   allowTables: string[];
+  /**
+   * Functions outside `pg_catalog` allowed without the function policy's checks (issue 10, item 8),
+   * as `schema.name` or `name` patterns (`*` wildcard), comma-separated in
+   * `--allow-functions` / `SQLRECALL_ALLOW_FUNCTIONS`. Empty (default) → every such function must
+   * be IMMUTABLE or STABLE, not SECURITY DEFINER, and from no denied extension.
+   */
+  allowFunctions: string[];
   /** The user's team: its shared memories apply too (`--team`). Default none. */
   team: string | undefined;
   /** Long-term memory on (default) or off for every user of this process (`--no-memory`). */
@@ -174,6 +181,22 @@ export const SETTINGS: Record<keyof Config, Setting> = {
       }),
     describe: 'allowed tables (comma-separated schema.table or schema.*)',
   },
+  allowFunctions: {
+    env: 'SQLRECALL_ALLOW_FUNCTIONS',
+    flag: '--allow-functions',
+    schema: z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .refine((list) => list.every((entry) => /^[^\s.,]+(\.[^\s.,]+)?$/.test(entry)), {
+        error: 'expected schema.function or function names, comma-separated',
+      }),
+    describe: 'functions allowed without the function policy (comma-separated schema.name or name)',
+  },
   team: {
     env: 'SQLRECALL_TEAM',
     flag: '--team',
@@ -251,6 +274,7 @@ function defaults(): Record<keyof Config, unknown> {
     maxRepairs: 2,
     logLevel: 'warn',
     allowTables: '',
+    allowFunctions: '',
     team: undefined,
     memoryEnabled: 'on',
     memoryMaxFacts: 2,

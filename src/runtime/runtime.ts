@@ -11,6 +11,7 @@ import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
 import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
+import { withFunctionPolicy } from '../sql/function-policy.js';
 import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
 import { createSchemaLinking } from './schema-linking.js';
 
@@ -102,7 +103,10 @@ export class Runtime {
       );
     }
     if (!this.db) {
-      const opening = openDatabase(url, { schemas: this.config.schemas });
+      // Every statement is judged against this database's catalog first (issue 10, item 8).
+      const opening = openDatabase(url, { schemas: this.config.schemas }).then((db) =>
+        withFunctionPolicy(db, { allowFunctions: this.config.allowFunctions }),
+      );
       this.db = opening;
       opening.catch(() => {
         if (this.db === opening) this.db = undefined;

@@ -298,6 +298,43 @@ export const GUARD_RULES: readonly GuardRule[] = [
     match: { relations: ['pg_authid', 'pg_shadow', 'pg_user_mappings', 'pg_user_mapping'] },
     reason: 'refused: {name} holds passwords or credentials',
   },
+  // Issue 10, item 8: every other catalog that can hold a credential or the server's
+  // authentication set-up. pg_subscription.subconninfo holds the publisher's connection string
+  // (password included); pg_foreign_server.srvoptions may hold one for some wrappers;
+  // pg_file_settings and pg_settings show settings such as primary_conninfo (a password on a
+  // standby) to privileged roles; pg_hba_file_rules and pg_ident_file_mappings expose who may log
+  // in from where; pg_db_role_setting holds per-role settings; pg_stat_subscription is kept
+  // readable (no connection string). The set-returning functions behind these views are refused
+  // by 'settings-secrets'. Not covered: current_setting('primary_conninfo') on a standby (refusing
+  // current_setting would refuse every harmless setting read); run sqlrecall as a role without
+  // pg_read_all_settings, which PostgreSQL then refuses itself.
+  {
+    id: 'credential-catalogs',
+    match: {
+      relations: [
+        'pg_subscription',
+        'pg_foreign_server',
+        'pg_file_settings',
+        'pg_settings',
+        'pg_hba_file_rules',
+        'pg_ident_file_mappings',
+        'pg_db_role_setting',
+      ],
+    },
+    reason: 'refused: {name} holds passwords, connection strings or authentication settings',
+  },
+  {
+    id: 'settings-secrets',
+    match: {
+      functions: [
+        'pg_show_all_settings',
+        'pg_show_all_file_settings',
+        'pg_hba_file_rules',
+        'pg_ident_file_mappings',
+      ],
+    },
+    reason: 'refused: {name} shows server settings that can hold connection strings and passwords',
+  },
 ];
 
 /** True when `name` matches one of `patterns` case-insensitively (`*` matches any characters). */

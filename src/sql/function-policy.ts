@@ -1,0 +1,563 @@
+/**
+ * The function policy (issue 10, item 8): the second half of the read-only guard, which needs the
+ * target database's catalog. `guard.ts` refuses built-ins with side effects by name; this module
+ * judges every other function, operator and view a statement reaches, from `pg_proc`,
+ * `pg_extension`, `pg_depend`, `pg_operator`, `pg_aggregate` and `pg_class`, with the rules in
+ * `function-rules.ts`. It fails closed: a body it cannot read, a catalog it cannot query or a chain
+ * deeper than {@link MAX_BODY_DEPTH} refuses the statement.
+ *
+ * {@link withFunctionPolicy} wraps a {@link DatabaseConnector} so that every `execute` is judged
+ * first (one catalog lookup per statement for names not seen yet; verdicts are cached per
+ * connector for {@link POLICY_CACHE_MS}).
+ */
+import { parseSync } from 'libpg-query';
+import { SqlrecallError } from '../core/errors.js';
+import type { DatabaseConnector, ExecuteOptions, QueryResult } from '../core/ports.js';
+import {
+  CHECKED_LANGUAGES,
+  COMPILED_LANGUAGES,
+  DENIED_EXTENSIONS,
+  MAX_BODY_DEPTH,
+  POLICY_CACHE_MS,
+} from './function-rules.js';
+import { loadGuardParser } from './guard.js';
+import { GUARD_RULES, matchesPattern } from './guard-rules.js';
+
+/** A possibly schema-qualified name as written (unquoted names already lower-cased by the parser). */
+export interface QualifiedName {
+  schema?: string;
+  name: string;
+}
+
+/** What a statement or body reaches: called functions, operators and read relations. */
+export interface References {
+  functions: QualifiedName[];
+  operators: QualifiedName[];
+  relations: QualifiedName[];
+  /** PL/pgSQL only: the body runs dynamic SQL (`EXECUTE`), which cannot be checked. */
+  dynamic?: boolean;
+}
+
+/** Verdict of {@link FunctionPolicy.check}; `rule` ids start with `function-`. */
+export type PolicyVerdict = { ok: true } | { ok: false; reason: string; rule: string };
+
+/** Runs one catalog query and returns its rows as text columns (null for SQL NULL). */
+export type CatalogQuery = (sql: string) => Promise<Record<string, string | null>[]>;
+
+/** Options of {@link FunctionPolicy} and {@link withFunctionPolicy}. */
+export interface FunctionPolicyOptions {
+  /**
+   * `--allow-functions` / `SQLRECALL_ALLOW_FUNCTIONS`: patterns `schema.name` or `name` (`*`
+   * matches any characters, case-insensitive) of functions allowed without any check. Default none.
+   */
+  allowFunctions?: readonly string[];
+  /** Clock for the cache (ms); default `Date.now`. */
+  now?: () => number;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+function stringsOf(list: Json | undefined): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((item) => String(((item as JsonObject)?.String as JsonObject | undefined)?.sval ?? ''));
+}
+
+function qualified(parts: string[]): QualifiedName | undefined {
+  const name = parts[parts.length - 1];
+  if (!name) return undefined;
+  return parts.length > 1 ? { schema: parts[parts.length - 2]!, name } : { name };
+}
+
+/**
+ * Every function call, operator and relation in a parse tree (any depth: subqueries, CTEs,
+ * function arguments, `sql_body` of CREATE FUNCTION as printed by `pg_get_functiondef`).
+ */
+export function treeReferences(root: Json): References {
+  const refs: References = { functions: [], operators: [], relations: [] };
+  const stack: Json[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop()!;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    for (const [key, child] of Object.entries(value)) {
+      if (child !== null && typeof child === 'object' && !Array.isArray(child)) {
+        if (key === 'FuncCall') {
+          const name = qualified(stringsOf(child.funcname));
+          if (name) refs.functions.push(name);
+        } else if (key === 'A_Expr') {
+          const name = qualified(stringsOf(child.name));
+          if (name) refs.operators.push(name);
+        } else if (key === 'RangeVar' && typeof child.relname === 'string') {
+          refs.relations.push(
+            typeof child.schemaname === 'string' && child.schemaname !== ''
+              ? { schema: child.schemaname, name: child.relname }
+              : { name: child.relname },
+          );
+        }
+      }
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return refs;
+}
+
+/**
+ * The references of SQL text (one or more statements).
+ * @throws Error when the text does not parse (callers refuse: fail closed)
+ */
+export function sqlReferences(sql: string): References {
+  return treeReferences(parseSync(sql) as unknown as Json);
+}
+
+const IDENT = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_\u0080-\uffff][\w$\u0080-\uffff]*)`;
+const CALL = new RegExp(String.raw`(${IDENT})(?:\s*\.\s*(${IDENT}))?\s*\(`, 'gu');
+const WORD = new RegExp(IDENT, 'gu');
+
+function identifier(text: string): string {
+  return text.startsWith('"') ? text.slice(1, -1).replaceAll('""', '"') : text.toLowerCase();
+}
+
+/**
+ * Conservative references of a PL/pgSQL body: every `name(` or `schema.name(` anywhere (string
+ * literals and comments included, so nothing can hide there) is a function call, every word may
+ * be a relation, and the word `EXECUTE` anywhere marks dynamic SQL.
+ */
+export function plpgsqlReferences(body: string): References {
+  const refs: References = { functions: [], operators: [], relations: [] };
+  for (const match of body.matchAll(CALL)) {
+    const first = identifier(match[1]!);
+    refs.functions.push(match[2] ? { schema: first, name: identifier(match[2]) } : { name: first });
+  }
+  const words = new Set<string>();
+  for (const match of body.matchAll(WORD)) words.add(identifier(match[0]));
+  for (const word of words) refs.relations.push({ name: word });
+  refs.dynamic = /\bexecute\b/i.test(body);
+  // Operators: any run of operator characters; the catalog lookup only keeps user-defined ones.
+  for (const match of body.matchAll(/[~!@#%^&|`?+\-*/<>=]+/g)) refs.operators.push({ name: match[0] });
+  return refs;
+}
+
+interface ProcRow {
+  oid: string;
+  schema: string;
+  name: string;
+  volatility: string;
+  secdef: boolean;
+  language: string;
+  kind: string;
+  src: string | null;
+  def: string | null;
+  extension: string | null;
+  parts: string[];
+}
+
+const PROC_COLUMNS = `p.oid::text AS oid, n.nspname::text AS schema, p.proname::text AS name,
+  p.provolatile::text AS volatility, p.prosecdef::text AS secdef, l.lanname::text AS language,
+  p.prokind::text AS kind,
+  CASE WHEN l.lanname IN ('sql', 'plpgsql') THEN p.prosrc END AS src,
+  CASE WHEN l.lanname = 'sql' AND p.prokind = 'f' AND coalesce(p.prosrc, '') = ''
+       THEN pg_catalog.pg_get_functiondef(p.oid) END AS def,
+  (SELECT e.extname::text FROM pg_catalog.pg_depend d
+     JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+    WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+      AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
+    LIMIT 1) AS extension,
+  (SELECT concat_ws(',', a.aggtransfn::oid, nullif(a.aggfinalfn::oid, 0), nullif(a.aggcombinefn::oid, 0),
+                    nullif(a.aggmtransfn::oid, 0), nullif(a.aggminvtransfn::oid, 0), nullif(a.aggmfinalfn::oid, 0))
+     FROM pg_catalog.pg_aggregate a WHERE a.aggfnoid = p.oid) AS parts
+  FROM pg_catalog.pg_proc p
+  JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+  JOIN pg_catalog.pg_language l ON l.oid = p.prolang`;
+
+/** A JSON array of strings as an SQL expression, hex-encoded so no quoting can go wrong. */
+function jsonList(values: readonly string[]): string {
+  const hex = Buffer.from(JSON.stringify(values), 'utf8').toString('hex');
+  return `(SELECT pg_catalog.json_array_elements_text(pg_catalog.convert_from(pg_catalog.decode('${hex}', 'hex'), 'UTF8')::pg_catalog.json))`;
+}
+
+function procRow(row: Record<string, string | null>): ProcRow {
+  return {
+    oid: row.oid ?? '',
+    schema: row.schema ?? '',
+    name: row.name ?? '',
+    volatility: row.volatility ?? 'v',
+    secdef: row.secdef === 'true',
+    language: row.language ?? '',
+    kind: row.kind ?? 'f',
+    src: row.src ?? null,
+    def: row.def ?? null,
+    extension: row.extension ?? null,
+    parts: (row.parts ?? '').split(',').filter((part) => /^\d+$/.test(part) && part !== '0'),
+  };
+}
+
+interface Cached<T> {
+  value: T;
+  at: number;
+}
+
+/** Where unqualified names are looked up: the session's search path, or any schema. */
+type Resolution = 'search-path' | 'any-schema';
+
+/**
+ * Judges statements against the catalog of one database. Create one per connection (or
+ * connector); it caches catalog rows and verdicts for {@link POLICY_CACHE_MS}.
+ */
+export class FunctionPolicy {
+  private readonly procsByName = new Map<string, Cached<ProcRow[]>>();
+  private readonly procsByOid = new Map<string, Cached<ProcRow | undefined>>();
+  private readonly operatorsByName = new Map<string, Cached<{ schema: string; code: string }[]>>();
+  private readonly viewsByName = new Map<string, Cached<{ schema: string; def: string }[]>>();
+  private readonly verdicts = new Map<string, Cached<PolicyVerdict>>();
+  private searchPath: Cached<string[]> | undefined;
+  private readonly allow: readonly string[];
+  private readonly now: () => number;
+
+  constructor(
+    private readonly query: CatalogQuery,
+    options: FunctionPolicyOptions = {},
+  ) {
+    this.allow = options.allowFunctions ?? [];
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Judges one statement (already accepted by the guard). Never throws for a policy reason;
+   * `db_unreachable`, `db_timeout` and cancellation errors of the catalog query are rethrown as-is
+   * (any other catalog failure refuses: fail closed).
+   */
+  async check(sql: string): Promise<PolicyVerdict> {
+    let refs: References;
+    try {
+      await loadGuardParser();
+      refs = sqlReferences(sql);
+    } catch (error) {
+      return refuse(
+        'function-parse',
+        `refused: the statement could not be parsed for the function check (${messageOf(error)})`,
+      );
+    }
+    try {
+      return await this.judgeReferences(refs, 'search-path', 0, new Set());
+    } catch (error) {
+      if (error instanceof SqlrecallError && (error.code === 'db_unreachable' || error.code === 'db_timeout'))
+        throw error;
+      return refuse(
+        'function-catalog',
+        `refused: the functions the statement calls could not be checked in the catalog (${messageOf(error)})`,
+      );
+    }
+  }
+
+  private fresh<T>(entry: Cached<T> | undefined): entry is Cached<T> {
+    return entry !== undefined && this.now() - entry.at < POLICY_CACHE_MS;
+  }
+
+  /** True when `--allow-functions` names this function (`schema.name` or bare `name` patterns). */
+  private allowed(schema: string, name: string): boolean {
+    return this.allow.some((pattern) =>
+      pattern.includes('.')
+        ? matchesPattern(`${schema}.${name}`, [pattern])
+        : matchesPattern(name, [pattern]),
+    );
+  }
+
+  private async path(): Promise<string[]> {
+    if (!this.fresh(this.searchPath)) {
+      const rows = await this.query(
+        'SELECT pg_catalog.array_to_json(pg_catalog.current_schemas(true))::text AS path',
+      );
+      this.searchPath = { value: JSON.parse(rows[0]?.path ?? '[]') as string[], at: this.now() };
+    }
+    return this.searchPath.value;
+  }
+
+  private async procsNamed(names: readonly string[]): Promise<Map<string, ProcRow[]>> {
+    const missing = [...new Set(names)].filter((name) => !this.fresh(this.procsByName.get(name)));
+    if (missing.length > 0) {
+      const rows = (await this.query(`SELECT ${PROC_COLUMNS} WHERE p.proname IN ${jsonList(missing)}`)).map(
+        procRow,
+      );
+      const at = this.now();
+      for (const name of missing)
+        this.procsByName.set(name, { value: rows.filter((r) => r.name === name), at });
+    }
+    return new Map(names.map((name) => [name, this.procsByName.get(name)!.value]));
+  }
+
+  private async procsWithOids(oids: readonly string[]): Promise<(ProcRow | undefined)[]> {
+    const missing = [...new Set(oids)].filter((oid) => !this.fresh(this.procsByOid.get(oid)));
+    if (missing.length > 0) {
+      const rows = (await this.query(`SELECT ${PROC_COLUMNS} WHERE p.oid::text IN ${jsonList(missing)}`)).map(
+        procRow,
+      );
+      const at = this.now();
+      for (const oid of missing) this.procsByOid.set(oid, { value: rows.find((r) => r.oid === oid), at });
+    }
+    return oids.map((oid) => this.procsByOid.get(oid)!.value);
+  }
+
+  private async operatorsNamed(
+    names: readonly string[],
+  ): Promise<Map<string, { schema: string; code: string }[]>> {
+    const missing = [...new Set(names)].filter((name) => !this.fresh(this.operatorsByName.get(name)));
+    if (missing.length > 0) {
+      const rows = await this.query(
+        `SELECT o.oprname::text AS name, n.nspname::text AS schema, o.oprcode::oid::text AS code
+           FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+          WHERE n.nspname <> 'pg_catalog' AND o.oprname IN ${jsonList(missing)}`,
+      );
+      const at = this.now();
+      for (const name of missing)
+        this.operatorsByName.set(name, {
+          value: rows
+            .filter((r) => r.name === name)
+            .map((r) => ({ schema: r.schema ?? '', code: r.code ?? '0' })),
+          at,
+        });
+    }
+    return new Map(names.map((name) => [name, this.operatorsByName.get(name)!.value]));
+  }
+
+  private async viewsNamed(
+    names: readonly string[],
+  ): Promise<Map<string, { schema: string; def: string }[]>> {
+    const missing = [...new Set(names)].filter((name) => !this.fresh(this.viewsByName.get(name)));
+    if (missing.length > 0) {
+      const rows = await this.query(
+        `SELECT c.relname::text AS name, n.nspname::text AS schema, pg_catalog.pg_get_viewdef(c.oid) AS def
+           FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind = 'v' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+            AND c.relname IN ${jsonList(missing)}`,
+      );
+      const at = this.now();
+      for (const name of missing)
+        this.viewsByName.set(name, {
+          value: rows
+            .filter((r) => r.name === name)
+            .map((r) => ({ schema: r.schema ?? '', def: r.def ?? '' })),
+          at,
+        });
+    }
+    return new Map(names.map((name) => [name, this.viewsByName.get(name)!.value]));
+  }
+
+  /** True when a catalog object in `schema` is what `ref` may resolve to. */
+  private async reaches(ref: QualifiedName, schema: string, resolution: Resolution): Promise<boolean> {
+    if (ref.schema !== undefined) return ref.schema === schema;
+    return resolution === 'any-schema' || (await this.path()).includes(schema);
+  }
+
+  private async judgeReferences(
+    refs: References,
+    resolution: Resolution,
+    depth: number,
+    visiting: Set<string>,
+  ): Promise<PolicyVerdict> {
+    if (depth > MAX_BODY_DEPTH)
+      return refuse(
+        'function-depth',
+        `refused: functions and views nest more than ${MAX_BODY_DEPTH} levels deep, too deep to check`,
+      );
+    // Built-ins refused by name (guard-rules.ts) are refused inside bodies and views too.
+    for (const ref of refs.functions) {
+      const rule = GUARD_RULES.find(
+        (r) => 'functions' in r.match && matchesPattern(ref.name, r.match.functions),
+      );
+      if (rule && !this.allowed(ref.schema ?? '', ref.name))
+        return refuse(rule.id, rule.reason.replaceAll('{name}', ref.name));
+    }
+    for (const ref of refs.relations) {
+      const rule = GUARD_RULES.find(
+        (r) => 'relations' in r.match && matchesPattern(ref.name, r.match.relations),
+      );
+      if (rule && depth > 0) return refuse(rule.id, rule.reason.replaceAll('{name}', ref.name));
+    }
+    const procs = await this.procsNamed(refs.functions.map((ref) => ref.name));
+    for (const ref of refs.functions) {
+      for (const proc of procs.get(ref.name) ?? []) {
+        if (proc.schema === 'pg_catalog' || !(await this.reaches(ref, proc.schema, resolution))) continue;
+        const verdict = await this.judgeProc(proc, depth, visiting);
+        if (!verdict.ok) return verdict;
+      }
+    }
+    if (refs.operators.length > 0) {
+      const operators = await this.operatorsNamed(refs.operators.map((ref) => ref.name));
+      for (const ref of refs.operators) {
+        for (const operator of operators.get(ref.name) ?? []) {
+          if (!(await this.reaches(ref, operator.schema, resolution))) continue;
+          const [proc] = await this.procsWithOids([operator.code]);
+          if (!proc)
+            return refuse('function-catalog', `refused: the operator ${ref.name} has no readable function`);
+          const verdict = await this.judgeProc(proc, depth, visiting);
+          if (!verdict.ok) return verdict;
+        }
+      }
+    }
+    if (refs.relations.length > 0) {
+      const views = await this.viewsNamed(refs.relations.map((ref) => ref.name));
+      for (const ref of refs.relations) {
+        for (const view of views.get(ref.name) ?? []) {
+          if (!(await this.reaches(ref, view.schema, resolution))) continue;
+          const key = `view:${view.schema}.${ref.name}`;
+          if (visiting.has(key)) continue;
+          visiting.add(key);
+          let inner: References;
+          try {
+            inner = sqlReferences(view.def);
+          } catch (error) {
+            return refuse(
+              'function-body',
+              `refused: the view ${view.schema}.${ref.name} could not be read (${messageOf(error)})`,
+            );
+          }
+          const verdict = await this.judgeReferences(inner, 'search-path', depth + 1, visiting);
+          visiting.delete(key);
+          if (!verdict.ok) return verdict;
+        }
+      }
+    }
+    return { ok: true };
+  }
+
+  /** The verdict on one function (cached by oid). */
+  private async judgeProc(proc: ProcRow, depth: number, visiting: Set<string>): Promise<PolicyVerdict> {
+    const cached = this.verdicts.get(proc.oid);
+    if (this.fresh(cached)) return cached.value;
+    if (visiting.has(proc.oid)) return { ok: true }; // recursion: judged by the outer call
+    visiting.add(proc.oid);
+    try {
+      const verdict = await this.judgeProcUncached(proc, depth, visiting);
+      this.verdicts.set(proc.oid, { value: verdict, at: this.now() });
+      return verdict;
+    } finally {
+      visiting.delete(proc.oid);
+    }
+  }
+
+  private async judgeProcUncached(
+    proc: ProcRow,
+    depth: number,
+    visiting: Set<string>,
+  ): Promise<PolicyVerdict> {
+    const full = `${proc.schema}.${proc.name}`;
+    const hint = `; if it is safe, allow it with --allow-functions ${full}`;
+    if (this.allowed(proc.schema, proc.name)) return { ok: true };
+    if (proc.schema === 'pg_catalog') {
+      const rule = GUARD_RULES.find(
+        (r) => 'functions' in r.match && matchesPattern(proc.name, r.match.functions),
+      );
+      return rule ? refuse(rule.id, rule.reason.replaceAll('{name}', proc.name)) : { ok: true };
+    }
+    if (proc.extension !== null && DENIED_EXTENSIONS[proc.extension] !== undefined)
+      return refuse(
+        'function-extension',
+        `refused: ${full} belongs to the extension ${proc.extension}, which ${DENIED_EXTENSIONS[proc.extension]}${hint}`,
+      );
+    if (proc.secdef)
+      return refuse(
+        'function-security-definer',
+        `refused: ${full} is SECURITY DEFINER: it runs with its owner's rights, not the connection's${hint}`,
+      );
+    if (proc.volatility === 'v')
+      return refuse(
+        'function-volatile',
+        `refused: ${full} is VOLATILE, so it may change data or state; only IMMUTABLE and STABLE functions are allowed${hint}`,
+      );
+    for (const part of await this.procsWithOids(proc.parts)) {
+      if (!part)
+        return refuse(
+          'function-catalog',
+          `refused: a support function of the aggregate ${full} is unreadable`,
+        );
+      const verdict = await this.judgeProc(part, depth + 1, visiting);
+      if (!verdict.ok) return verdict;
+    }
+    if (COMPILED_LANGUAGES.includes(proc.language)) {
+      return proc.extension !== null
+        ? { ok: true }
+        : refuse(
+            'function-language',
+            `refused: ${full} is compiled (${proc.language}) code that belongs to no extension, so it cannot be checked${hint}`,
+          );
+    }
+    if (!CHECKED_LANGUAGES.includes(proc.language))
+      return refuse(
+        'function-language',
+        `refused: ${full} is written in ${proc.language}, whose body the guard cannot check${hint}`,
+      );
+    let refs: References;
+    if (proc.language === 'plpgsql') {
+      refs = plpgsqlReferences(proc.src ?? '');
+      if (refs.dynamic)
+        return refuse(
+          'function-dynamic-sql',
+          `refused: ${full} runs dynamic SQL (EXECUTE), which the guard cannot check${hint}`,
+        );
+    } else {
+      const body = proc.src && proc.src.trim() !== '' ? proc.src : (proc.def ?? '');
+      try {
+        refs = sqlReferences(body);
+      } catch (error) {
+        return refuse(
+          'function-body',
+          `refused: the body of ${full} could not be read (${messageOf(error)})${hint}`,
+        );
+      }
+    }
+    const inner = await this.judgeReferences(refs, 'any-schema', depth + 1, visiting);
+    if (inner.ok) return inner;
+    return refuse(inner.rule, `${inner.reason} (called by ${full})`);
+  }
+}
+
+/**
+ * Wraps a connector so that every statement is judged by a {@link FunctionPolicy} on the same
+ * database before it runs; catalog lookups run through the connector's own read-only path.
+ * @throws SqlrecallError `guard_refused` from `execute` when the policy refuses (rule in
+ *   `details.rule`)
+ */
+export function withFunctionPolicy(
+  db: DatabaseConnector,
+  options: FunctionPolicyOptions = {},
+): DatabaseConnector {
+  const policy = new FunctionPolicy(async (sql) => {
+    const result = await db.execute(sql, { maxRows: 100_000, timeoutMs: 15_000 });
+    if (result.truncated) throw new Error('the catalog answer was too large');
+    const names = result.columns.map((column) => column.name);
+    return result.rows.map((row) =>
+      Object.fromEntries(
+        names.map((name, i) => [name, row[i] === null || row[i] === undefined ? null : String(row[i])]),
+      ),
+    );
+  }, options);
+  return {
+    dialect: db.dialect,
+    get displayName() {
+      return db.displayName;
+    },
+    ping: () => db.ping(),
+    introspect: (introspectOptions) => db.introspect(introspectOptions),
+    close: () => db.close(),
+    async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
+      const verdict = await policy.check(sql);
+      if (!verdict.ok)
+        throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
+          details: { rule: verdict.rule },
+        });
+      return db.execute(sql, executeOptions);
+    },
+  };
+}
+
+function refuse(rule: string, reason: string): PolicyVerdict {
+  return { ok: false, reason, rule };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
