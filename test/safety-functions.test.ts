@@ -8,7 +8,10 @@
  * PGlite runs the same cases minus the extensions it lacks. Unit tests cover the reference scanners.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
+import { checkDatabaseRole, roleWarning } from '../src/runtime/doctor.js';
+import { Runtime } from '../src/runtime/runtime.js';
 import {
   type CatalogQuery,
   FunctionPolicy,
@@ -199,6 +202,22 @@ describe.each(ENGINES)('function policy (%s)', (engine) => {
     ]);
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(allowed.stdout).toMatch(/42/);
+  });
+
+  it('doctor and serve warn prominently on a superuser connection', async () => {
+    if (!db.url) return; // PGlite has no roles worth checking
+    const runtime = new Runtime(loadConfig({ env: {}, cwd: '/nonexistent', flags: { databaseUrl: db.url } }));
+    try {
+      const check = await checkDatabaseRole(runtime);
+      expect(check?.level).toBe('warn');
+      expect(check?.message).toMatch(/^SUPERUSER CONNECTION: the role postgres is a superuser/);
+      expect(roleWarning(check)).toMatch(/SUPERUSER CONNECTION.*sqlrecall doctor/s);
+    } finally {
+      await runtime.close();
+    }
+    expect(
+      roleWarning({ name: 'database role', ok: true, level: 'ok', message: 'role r cannot write' }),
+    ).toBe(undefined);
   });
 
   it('refuses the catalogs that hold credentials', async () => {

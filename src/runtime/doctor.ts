@@ -175,11 +175,17 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
     if (powers.length === 0)
       return { name: 'database role', ok: true, level: 'ok', message: `role ${String(role)} cannot write` };
     const schemas = Array.isArray(usable) && usable.length > 0 ? usable.map(String) : ['public'];
+    // Issue 10, item 8: a superuser can read credential catalogs, call any function (dblink, file
+    // access) and so reach beyond the read-only transaction: say so first and loudly.
+    const superuserNote =
+      superuser === true
+        ? `SUPERUSER CONNECTION: the role ${String(role)} is a superuser, so only sqlrecall's guard and function policy stand between a question and every database and file on the server. `
+        : '';
     return {
       name: 'database role',
       ok: true,
       level: 'warn',
-      message: `The role ${String(role)} can write (${powers.join('; ')}). sqlrecall only reads, but a read-only role is the last line of defence.`,
+      message: `${superuserNote}The role ${String(role)} can write (${powers.join('; ')}). sqlrecall only reads, but a read-only role is the last line of defence.`,
       fix: `connect as a read-only role, created once by an administrator:\n${readOnlyRoleSql(String(database), schemas)}`,
     };
   } catch (error) {
@@ -191,4 +197,14 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
       message: `Could not check the role's privileges: ${err.message}`,
     };
   }
+}
+
+/**
+ * The prominent start-up warning of `serve` (issue 10, item 8) for a role check that warned
+ * (superuser or a role that can write), or undefined when the role is read-only or unchecked.
+ * Plain text; the caller colours it.
+ */
+export function roleWarning(check: Check | undefined): string | undefined {
+  if (check?.level !== 'warn' || !/can write|superuser/i.test(check.message)) return undefined;
+  return `${check.message} Run \`sqlrecall doctor\` for the statements that create a read-only role.`;
 }

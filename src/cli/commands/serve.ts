@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { SqlrecallError } from '../../core/errors.js';
+import { checkDatabaseRole, roleWarning } from '../../runtime/doctor.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { createApp, defaultWebRoot } from '../../server/app.js';
 import type { AccessLogEntry, AuthMode } from '../../server/deps.js';
@@ -73,6 +74,9 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
     });
     // Open the database, the memory store and the models now: problems show at start, not on the first question.
     await deps.assistant();
+    // Issue 10, item 8: a superuser or a role that can write is worth a loud warning at start.
+    const roleCheck = roleWarning(await checkDatabaseRole(runtime));
+    if (roleCheck) io.stderr.write(`${pc.red(pc.bold('WARNING:'))} ${roleCheck}\n`);
     const app = createApp(deps);
     const server = serve({ fetch: app.fetch, port, hostname: host });
     await new Promise<void>((resolve, reject) => {
