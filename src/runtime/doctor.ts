@@ -176,16 +176,16 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
       return { name: 'database role', ok: true, level: 'ok', message: `role ${String(role)} cannot write` };
     const schemas = Array.isArray(usable) && usable.length > 0 ? usable.map(String) : ['public'];
     // Issue 10, item 8: a superuser can read credential catalogs, call any function (dblink, file
-    // access) and so reach beyond the read-only transaction: say so first and loudly.
+    // access) and so reach beyond the read-only transaction: say so loudly.
     const superuserNote =
       superuser === true
-        ? `SUPERUSER CONNECTION: the role ${String(role)} is a superuser, so only sqlrecall's guard and function policy stand between a question and every database and file on the server. `
+        ? ` SUPERUSER CONNECTION: a superuser can read every catalog and reach every database and file on the server, so only sqlrecall's guard and function policy stand in the way.`
         : '';
     return {
       name: 'database role',
       ok: true,
       level: 'warn',
-      message: `${superuserNote}The role ${String(role)} can write (${powers.join('; ')}). sqlrecall only reads, but a read-only role is the last line of defence.`,
+      message: `The role ${String(role)} can write (${powers.join('; ')}).${superuserNote} sqlrecall only reads, but a read-only role is the last line of defence.`,
       fix: `connect as a read-only role, created once by an administrator:\n${readOnlyRoleSql(String(database), schemas)}`,
     };
   } catch (error) {
