@@ -246,7 +246,9 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
 
   program
     .command('users')
-    .description('users of `serve --users`: add NAME [--team T] [--admin] | list | remove NAME | token NAME')
+    .description(
+      'users of `serve --users`: add NAME [--team T] [--admin] [--restore-memories] | list | remove NAME | token NAME',
+    )
     .argument('<command>', 'add, list, remove or token')
     .argument('[name]', 'user name')
     .option('--admin', 'add: the user administers their team (changes team memories)')
