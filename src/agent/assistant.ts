@@ -78,6 +78,15 @@ export class Assistant {
   }
 
   /**
+   * Reads the catalog again (a table created since start appears); later questions use the new one.
+   * @throws SqlrecallError `db_*` when the database cannot be read (the old catalog is then dropped too)
+   */
+  refreshSchema(): Promise<{ schema: Schema }> {
+    this.schemaPromise = undefined;
+    return this.schema();
+  }
+
+  /**
    * Runs SQL a person wrote (the web UI's edit-and-run) through the same guard, allowlist, row cap
    * and statement timeout as the model's SQL; see {@link runCheckedSql}.
    * @throws SqlrecallError `usage`, `guard_refused`, `db_*`

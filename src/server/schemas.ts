@@ -173,6 +173,10 @@ export const ConversationSchema = z
   .object({
     id: z.string(),
     summary: z.string().nullable(),
+    /** The name the user gave it (rename), null until set. */
+    title: z.string().nullable().optional(),
+    /** Its first question (a default name). */
+    firstQuestion: z.string().nullable().optional(),
     turnCount: z.number(),
     createdAt: z.string(),
     updatedAt: z.string(),

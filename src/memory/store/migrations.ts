@@ -106,6 +106,11 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     ],
   },
+  {
+    version: 4,
+    description: 'conversation titles (rename in the web UI)',
+    statements: ['ALTER TABLE sqlrecall_conversations ADD COLUMN IF NOT EXISTS title text'],
+  },
 ];
 
 /** Name of the HNSW index on the embedding column (cosine distance). */
