@@ -182,3 +182,35 @@ describe('schema refresh', () => {
     expect(loads).toBe(2);
   });
 });
+
+describe('memory SQL in the history', () => {
+  it('history records the SQL condition an ADD set and an edit changed; bad SQL is reported', async () => {
+    const added = await call('/api/memories', {
+      method: 'POST',
+      body: { kind: 'metric', text: 'a large order is over 10000', sql: 'orders.total_amount > 10000' },
+    });
+    expect(added.status).toBe(200);
+    const id = (added.json.changes as { action: string; id: string }[])[0]!.id;
+    expect((added.json.changes as { action: string }[])[0]!.action).toBe('ADD');
+    const edited = await call(`/api/memories/${id}`, {
+      method: 'PATCH',
+      body: { sql: 'orders.total_amount > 20000' },
+    });
+    expect(edited.json.memory).toMatchObject({ sql: 'orders.total_amount > 20000' });
+    const history = await call(`/api/memories/${id}/history`);
+    const entries = history.json.history as {
+      action: string;
+      oldSql: string | null;
+      newSql: string | null;
+    }[];
+    expect(entries.map((h) => [h.action, h.oldSql, h.newSql])).toEqual([
+      ['ADD', null, 'orders.total_amount > 10000'],
+      ['UPDATE', 'orders.total_amount > 10000', 'orders.total_amount > 20000'],
+    ]);
+    const bad = await call(`/api/memories/${id}`, {
+      method: 'PATCH',
+      body: { sql: 'orders.no_such_column > 1' },
+    });
+    expect((bad.json.problems as string[]).join(' ')).toMatch(/no_such_column/);
+  });
+});

@@ -77,6 +77,9 @@ export const HistorySchema = z
     oldText: z.string().nullable(),
     newText: z.string().nullable(),
     reason: z.string().nullable(),
+    /** The SQL condition before and after the change (ADD, UPDATE). */
+    oldSql: z.string().nullable().optional(),
+    newSql: z.string().nullable().optional(),
     createdAt: z.string(),
   })
   .openapi('MemoryHistoryEntry');

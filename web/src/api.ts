@@ -55,6 +55,8 @@ export interface HistoryEntry {
   oldText: string | null;
   newText: string | null;
   reason: string | null;
+  oldSql?: string | null;
+  newSql?: string | null;
   createdAt: string;
 }
 export interface Column {

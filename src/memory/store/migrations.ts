@@ -108,8 +108,12 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    description: 'conversation titles (rename in the web UI)',
-    statements: ['ALTER TABLE sqlrecall_conversations ADD COLUMN IF NOT EXISTS title text'],
+    description: 'conversation titles (rename in the web UI); SQL before/after in memory history',
+    statements: [
+      'ALTER TABLE sqlrecall_conversations ADD COLUMN IF NOT EXISTS title text',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS old_sql text',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS new_sql text',
+    ],
   },
 ];
 
