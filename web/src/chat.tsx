@@ -265,7 +265,7 @@ function Conversations({
                   ✎
                 </button>
                 <button type="button" aria-label={`Delete: ${name}`} onClick={() => void remove(c.id)}>
-                  🗑
+                  ✕
                 </button>
               </span>
             </li>

@@ -213,7 +213,9 @@ export function MemoryBank({ version }: { version: number }) {
           onInput={(e) => setText(e.currentTarget.value)}
         />
         <label class="sql-field">
-          SQL condition (optional, e.g. <code>country = 'India'</code>)
+          <span>
+            SQL condition (optional, e.g. <code>country = 'India'</code>)
+          </span>
           <textarea
             aria-label="New memory SQL"
             rows={1}
