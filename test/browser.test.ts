@@ -418,6 +418,20 @@ describe('web UI in Chromium', () => {
       await page.screenshot({ path: join(ARTIFACTS, `browser-${name}-memory-sql.png`) });
       if (name === 'phone') await page.getByRole('button', { name: 'Chat', exact: true }).click();
 
+      if (name === 'phone') {
+        // 44 px touch targets (WCAG 2.5.5) for every visible control on the phone.
+        const small = await page.evaluate(() =>
+          [...document.querySelectorAll('button, input, select, textarea, summary')]
+            .map((el) => ({ el, r: el.getBoundingClientRect() }))
+            .filter(({ r }) => r.width > 0 && r.height > 0)
+            .filter(({ r }) => r.height < 44 || r.width < 44)
+            .map(
+              ({ el, r }) =>
+                `${el.tagName} "${el.getAttribute('aria-label') ?? el.textContent}" ${r.width}x${r.height}`,
+            ),
+        );
+        expect(small).toEqual([]);
+      }
       expect(await axeViolations(page)).toEqual([]);
       await context.close();
     }, 120_000);
