@@ -399,12 +399,30 @@ describe('web UI in Chromium', () => {
         .getByLabel('SQL to run')
         .fill('SELECT 9007199254740993::int8 AS big, NULL::text AS nothing, 2 AS n');
       await first.getByRole('button', { name: 'Run SQL' }).click();
-      const ran = page.locator('article.turn[data-kind="sql"]');
+      const ran = page.locator('article.turn[data-kind="sql"]').first();
       await expect.poll(() => ran.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
       const cells = ran.locator('table[aria-label="Result"] tbody tr').first().locator('td');
       expect(await cells.nth(0).textContent()).toMatch(/^9.007.199.254.740.993$/);
       expect(await cells.nth(1).getAttribute('class')).toBe('null');
       await page.screenshot({ path: join(ARTIFACTS, `browser-${name}-edited-sql.png`) });
+      if (name === 'desktop') {
+        // CSV keeps every digit and NULL as an empty unquoted field.
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          ran.getByRole('button', { name: 'Download CSV' }).click(),
+        ]);
+        expect(readFileSync((await download.path())!, 'utf8')).toBe('big,nothing,n\r\n9007199254740993,,2');
+        // A result cut at the row cap says so, and that sorting covers the fetched rows only.
+        await ran.getByRole('button', { name: 'Edit SQL' }).click();
+        await ran.getByLabel('SQL to run').fill('SELECT g FROM generate_series(1, 1500) g');
+        await ran.getByRole('button', { name: 'Run SQL' }).click();
+        const capped = page.locator('article.turn[data-kind="sql"]').nth(1);
+        await expect.poll(() => capped.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
+        expect(await capped.locator('.notice').textContent()).toContain(
+          'Sorting covers the fetched rows only.',
+        );
+        expect(await capped.locator('.notice').textContent()).toContain('first 1000 rows');
+      }
 
       // Add a memory with an SQL condition.
       if (name === 'phone') await page.getByRole('button', { name: 'Memory', exact: true }).click();
