@@ -451,6 +451,20 @@ describe('web UI in Chromium', () => {
         expect(small).toEqual([]);
       }
       expect(await axeViolations(page)).toEqual([]);
+      if (name === 'desktop') {
+        // Rename, then delete the conversation from the sidebar; New chat empties the chat.
+        const nav = page.getByRole('navigation', { name: 'Conversations' });
+        await nav.getByRole('button', { name: /^Rename: / }).click();
+        await nav.getByLabel('New name').fill('Revenue review');
+        await nav.getByRole('button', { name: 'Save' }).click();
+        await expect.poll(() => nav.locator('li').first().textContent()).toContain('Revenue review');
+        await nav.getByRole('button', { name: 'Delete: Revenue review' }).click();
+        await expect.poll(() => nav.locator('li').count()).toBe(0);
+        expect(await page.locator('article.turn').count()).toBe(0);
+        await page.reload();
+        await box.waitFor();
+        expect(await page.locator('article.turn').count()).toBe(0);
+      }
       await context.close();
     }, 120_000);
   }
