@@ -1,13 +1,17 @@
 /**
  * The web UI in Debian's Chromium (playwright-core, never a downloaded browser) against the real
- * `sqlrecall serve --users` on the demo database, with the scripted model server. Skipped with a
- * visible line when /usr/bin/chromium is absent. Playwright gives each launch a fresh temporary
- * profile (its --user-data-dir). Screenshots go to test-artifacts/ (gitignored).
+ * `sqlrecall serve --users` on the demo database, with the scripted model server. FAILS (never
+ * skips) when /usr/bin/chromium is absent: CI must have it (apt-get install chromium). Playwright
+ * gives each launch a fresh temporary profile (its --user-data-dir). Screenshots go to
+ * test-artifacts/ (gitignored). With TEST_DATABASE_URL, Stop is also checked against server
+ * PostgreSQL: the cancelled statement must leave pg_stat_activity.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
@@ -18,12 +22,28 @@ import { UserDirectory } from '../src/server/users.js';
 import { BIN, ROOT } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
+
+// Code inside page.evaluate runs in the page; the tests' tsconfig has no DOM library.
+// biome-ignore lint/suspicious/noExplicitAny: browser globals, used only inside page.evaluate
+declare const window: any, document: any, getComputedStyle: any;
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts');
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  process.stderr.write(`SKIP browser test: ${CHROMIUM} is absent (apt-get install chromium)\n`);
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** A question whose SQL runs long (Stop is tested on it). */
+const SLOW_QUESTION = 'count every pair of numbers slowly';
+/** The long statement: a cross join the guard allows, minutes of work on a busy machine. */
+const SLOW_SQL =
+  'SELECT count(*) AS pairs FROM generate_series(1, 40000) a CROSS JOIN generate_series(1, 40000) b';
+
+/** A question whose model reply is slow (Stop on the embedded database, where SQL is not interruptible). */
+const SLOW_MODEL_QUESTION = 'think slowly about revenue';
+
+/** Revenue per country (a bar chart). */
+const COUNTRY_SQL =
+  'SELECT c.country, sum(o.total_amount) AS revenue FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 2 DESC';
 
 /** Revenue per month, for India only when the prompt carries that preference. */
 function monthlySql(india: boolean): string {
@@ -43,16 +63,7 @@ function monthlySql(india: boolean): string {
 function ensureWebBuilt(): void {
   const index = join(ROOT, 'dist', 'web', 'index.html');
   const newest = Math.max(
-    ...[
-      'app.tsx',
-      'chat.tsx',
-      'result.tsx',
-      'memory-bank.tsx',
-      'panels.tsx',
-      'api.ts',
-      'styles.css',
-      'main.tsx',
-    ].map((f) => statSync(join(ROOT, 'web', 'src', f)).mtimeMs),
+    ...readdirSync(join(ROOT, 'web', 'src')).map((f) => statSync(join(ROOT, 'web', 'src', f)).mtimeMs),
   );
   if (existsSync(index) && statSync(index).mtimeMs >= newest) return;
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', 'web'], {
@@ -61,7 +72,69 @@ function ensureWebBuilt(): void {
   });
 }
 
-describe.skipIf(!hasChromium)('web UI in Chromium', () => {
+/** Starts `sqlrecall serve --users` on `db`, resolving its URL. */
+function startServe(
+  db: string,
+  modelUrl: string,
+  home: string,
+): Promise<{ url: string; child: ChildProcess; log: () => string }> {
+  let log = '';
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--users', '--port', '0', '--db', db, '--ollama-host', modelUrl, '--home', home],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stderr?.on('data', (d) => {
+    log += d;
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${log}`)), 45_000);
+    child.stdout?.on('data', (d) => {
+      out += d;
+      const m = /Listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, child, log: () => log });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${log}`)));
+  });
+}
+
+async function stopServe(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** axe-core over the whole page (WCAG 2 A/AA rules); the violations, summarised. */
+async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the app's CSP (rightly) forbids injected script tags.
+  await page.evaluate(readFileSync(AXE, 'utf8'));
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<unknown> } }).axe;
+    return (await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    })) as { violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] };
+  });
+  return result.violations.flatMap((v) =>
+    v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} ${n.failureSummary ?? ''}`.trim()),
+  );
+}
+
+/** True when the element's box lies entirely inside the viewport. */
+async function inViewport(page: Page, selector: string): Promise<boolean> {
+  return page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    if (!el) return false;
+    const r = el.getBoundingClientRect();
+    return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+  }, selector);
+}
+
+describe('web UI in Chromium', () => {
   let home: string;
   let model: ScriptedOllama;
   let serve: ChildProcess;
@@ -71,6 +144,10 @@ describe.skipIf(!hasChromium)('web UI in Chromium', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} is absent: the browser test needs Debian's chromium (apt-get install chromium)`,
+      );
     ensureWebBuilt();
     mkdirSync(ARTIFACTS, { recursive: true });
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-browser-'));
@@ -81,8 +158,14 @@ describe.skipIf(!hasChromium)('web UI in Chromium', () => {
         const prompt = request.messages.map((m) => m.content).join('\n');
         if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
         if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD' });
-        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
+        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
+          const asked = request.lastUserMessage;
+          if (asked.includes(SLOW_QUESTION)) return `\`\`\`sql\n${SLOW_SQL}\n\`\`\``;
+          if (asked.includes(SLOW_MODEL_QUESTION))
+            return { text: `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``, delayMs: 8_000 };
+          if (/revenue by country/i.test(asked)) return `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``;
           return `\`\`\`sql\n${monthlySql(/customers from India/i.test(prompt))}\n\`\`\``;
+        }
         return 'Revenue per month for the first half of 2024.';
       },
     });
@@ -90,6 +173,9 @@ describe.skipIf(!hasChromium)('web UI in Chromium', () => {
     const users = new UserDirectory(client);
     tokens.alice = await users.add('alice');
     tokens.bob = await users.add('bob');
+    tokens.carol = await users.add('carol');
+    tokens.dave = await users.add('dave');
+    tokens.erin = await users.add('erin');
     await client.close();
     serve = spawn(
       process.execPath,
@@ -244,4 +330,210 @@ describe.skipIf(!hasChromium)('web UI in Chromium', () => {
     expect(serverLog).not.toContain(tokens.alice!);
     expect(serverLog).not.toContain(tokens.bob!);
   }, 90_000);
+  for (const [width, height, name] of [
+    [1280, 800, 'desktop'],
+    [390, 844, 'phone'],
+  ] as const) {
+    it(`${name} ${width}×${height}: two charted answers keep the question box in view; reload keeps the conversation; edit SQL and run; memory with SQL; axe clean`, async () => {
+      const context = await browser.newContext({ viewport: { width, height } });
+      const page = await context.newPage();
+      await page.goto(url);
+      await page.getByLabel('Access token').fill((name === 'desktop' ? tokens.carol : tokens.dave)!);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const box = page.getByLabel('Question');
+      await box.waitFor();
+      for (const [i, question] of ['revenue per month', 'revenue by country'].entries()) {
+        await box.fill(question);
+        await page.getByRole('button', { name: 'Send' }).click();
+        const turn = page.locator('article.turn').nth(i);
+        // Send is disabled while the question runs.
+        await expect.poll(() => turn.getAttribute('data-status'), { timeout: 20_000 }).toBe('done');
+        await turn.getByRole('img', { name: /chart of revenue/ }).waitFor();
+      }
+      const last = page.locator('article.turn').nth(1);
+      // The page itself never scrolls: the turns list does; the question box and header stay in view.
+      expect(
+        await page.evaluate(() => [
+          document.scrollingElement.scrollHeight,
+          document.scrollingElement.scrollWidth,
+        ]),
+      ).toEqual([height, width]);
+      expect(await inViewport(page, 'textarea[aria-label="Question"]')).toBe(true);
+      expect(await inViewport(page, 'header.top')).toBe(true);
+      // New answers were scrolled into view: the last turn's bottom is visible.
+      expect(
+        await last.evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          const list = el.closest('.turns')!.getBoundingClientRect();
+          return r.bottom <= list.bottom + 2;
+        }),
+      ).toBe(true);
+      // Numbers are right-aligned and grouped; the chart type can be changed.
+      const revenueCell = last.locator('table[aria-label="Result"] tbody tr').first().locator('td').nth(1);
+      expect(await revenueCell.evaluate((el) => getComputedStyle(el).textAlign)).toBe('right');
+      await last.getByRole('button', { name: 'Line', exact: true }).click();
+      await last.getByRole('img', { name: /line chart of revenue by country/ }).waitFor();
+      await last.getByRole('button', { name: 'No chart', exact: true }).click();
+      await expect.poll(() => last.getByRole('img', { name: /chart of revenue/ }).count()).toBe(0);
+      await last.getByRole('button', { name: 'Bar', exact: true }).click();
+      await page.screenshot({ path: join(ARTIFACTS, `browser-${name}-two-charts.png`) });
+
+      // Reload: the conversation is reopened.
+      await page.reload();
+      await expect
+        .poll(() => page.locator('article.turn .question').allTextContents(), { timeout: 15_000 })
+        .toEqual([
+          expect.stringContaining('revenue per month'),
+          expect.stringContaining('revenue by country'),
+        ]);
+      if (name === 'desktop') {
+        const nav = page.getByRole('navigation', { name: 'Conversations' });
+        await expect.poll(() => nav.locator('li').count()).toBe(1);
+        expect(await nav.locator('li').first().textContent()).toContain('revenue per month');
+      }
+
+      // Edit the SQL of the first turn and run it: a new turn with the edited result.
+      const first = page.locator('article.turn').first();
+      await first.getByRole('button', { name: 'Edit SQL' }).click();
+      await first
+        .getByLabel('SQL to run')
+        .fill('SELECT 9007199254740993::int8 AS big, NULL::text AS nothing, 2 AS n');
+      await first.getByRole('button', { name: 'Run SQL' }).click();
+      const ran = page.locator('article.turn[data-kind="sql"]').first();
+      await expect.poll(() => ran.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
+      const cells = ran.locator('table[aria-label="Result"] tbody tr').first().locator('td');
+      expect(await cells.nth(0).textContent()).toMatch(/^9.007.199.254.740.993$/);
+      expect(await cells.nth(1).getAttribute('class')).toBe('null');
+      await page.screenshot({ path: join(ARTIFACTS, `browser-${name}-edited-sql.png`) });
+      if (name === 'desktop') {
+        // CSV keeps every digit and NULL as an empty unquoted field.
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          ran.getByRole('button', { name: 'Download CSV' }).click(),
+        ]);
+        expect(readFileSync((await download.path())!, 'utf8')).toBe('big,nothing,n\r\n9007199254740993,,2');
+        // A result cut at the row cap says so, and that sorting covers the fetched rows only.
+        await ran.getByRole('button', { name: 'Edit SQL' }).click();
+        await ran.getByLabel('SQL to run').fill('SELECT g FROM generate_series(1, 1500) g');
+        await ran.getByRole('button', { name: 'Run SQL' }).click();
+        const capped = page.locator('article.turn[data-kind="sql"]').nth(1);
+        await expect.poll(() => capped.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
+        expect(await capped.locator('.notice').textContent()).toContain(
+          'Sorting covers the fetched rows only.',
+        );
+        expect(await capped.locator('.notice').textContent()).toContain('first 1000 rows');
+      }
+
+      // Add a memory with an SQL condition.
+      if (name === 'phone') await page.getByRole('button', { name: 'Memory', exact: true }).click();
+      const bank = page.getByRole('region', { name: 'Memory bank' });
+      await bank.getByLabel('New memory', { exact: true }).fill('a big order is over 1000');
+      await bank.getByLabel('New memory SQL').fill('orders.total_amount > 1000');
+      await bank.getByRole('button', { name: 'Add' }).click();
+      await expect
+        .poll(() => bank.locator('.memory-sql').allTextContents(), { timeout: 15_000 })
+        .toEqual(['orders.total_amount > 1000']);
+      await page.screenshot({ path: join(ARTIFACTS, `browser-${name}-memory-sql.png`) });
+      if (name === 'phone') await page.getByRole('button', { name: 'Chat', exact: true }).click();
+
+      if (name === 'phone') {
+        // 44 px touch targets (WCAG 2.5.5) for every visible control on the phone.
+        const small = await page.evaluate(() =>
+          [...document.querySelectorAll('button, input, select, textarea, summary')]
+            .map((el) => ({ el, r: el.getBoundingClientRect() }))
+            .filter(({ r }) => r.width > 0 && r.height > 0)
+            .filter(({ r }) => r.height < 44 || r.width < 44)
+            .map(
+              ({ el, r }) =>
+                `${el.tagName} "${el.getAttribute('aria-label') ?? el.textContent}" ${r.width}x${r.height}`,
+            ),
+        );
+        expect(small).toEqual([]);
+      }
+      expect(await axeViolations(page)).toEqual([]);
+      if (name === 'desktop') {
+        // Rename, then delete the conversation from the sidebar; New chat empties the chat.
+        const nav = page.getByRole('navigation', { name: 'Conversations' });
+        await nav.getByRole('button', { name: /^Rename: / }).click();
+        await nav.getByLabel('New name').fill('Revenue review');
+        await nav.getByRole('button', { name: 'Save' }).click();
+        await expect.poll(() => nav.locator('li').first().textContent()).toContain('Revenue review');
+        await nav.getByRole('button', { name: 'Delete: Revenue review' }).click();
+        await expect.poll(() => nav.locator('li').count()).toBe(0);
+        expect(await page.locator('article.turn').count()).toBe(0);
+        await page.reload();
+        await box.waitFor();
+        expect(await page.locator('article.turn').count()).toBe(0);
+      }
+      await context.close();
+    }, 120_000);
+  }
+
+  it('Stop cancels a running question; Retry is offered; Send is enabled again', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, tokens.erin!);
+    const box = page.getByLabel('Question');
+    await box.fill(SLOW_MODEL_QUESTION);
+    await box.press('Enter');
+    const send = page.getByRole('button', { name: 'Send' });
+    await expect.poll(() => send.isDisabled()).toBe(true);
+    await page.getByRole('list', { name: 'Progress' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-desktop-progress.png') });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    const turn = page.locator('article.turn').first();
+    await expect.poll(() => turn.getAttribute('data-status')).toBe('stopped');
+    await turn.getByRole('button', { name: 'Retry' }).waitFor();
+    expect(await send.isDisabled()).toBe(false);
+    await context.close();
+  }, 60_000);
+
+  it.skipIf(!TEST_DATABASE_URL)(
+    'Stop on server PostgreSQL: the running statement leaves pg_stat_activity',
+    async () => {
+      let db: TempDatabase | undefined;
+      let child: ChildProcess | undefined;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      const running = async (name: string) =>
+        (
+          await admin.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = $1 AND state = 'active' AND query ILIKE '%generate_series(1, 40000)%'`,
+            [name],
+          )
+        ).rows[0].n as number;
+      try {
+        db = await createTempDatabase('sqlrecall_browser_stop');
+        const pgHome = mkdtempSync(join(tmpdir(), 'sqlrecall-browser-pg-'));
+        const memory = createPgliteClient(join(pgHome, 'memory'));
+        const token = await new UserDirectory(memory).add('frank');
+        await memory.close();
+        const served = await startServe(db.url, model.url, pgHome);
+        child = served.child;
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const page = await context.newPage();
+        await page.goto(served.url);
+        await page.getByLabel('Access token').fill(token);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        const box = page.getByLabel('Question');
+        await box.fill(SLOW_QUESTION);
+        await box.press('Enter');
+        await expect.poll(() => running(db!.name), { timeout: 20_000 }).toBe(1);
+        const stoppedAt = Date.now();
+        await page.getByRole('button', { name: 'Stop' }).click();
+        await expect.poll(() => running(db!.name), { timeout: 5_000, interval: 100 }).toBe(0);
+        const tookMs = Date.now() - stoppedAt;
+        process.stderr.write(`browser Stop: statement gone from pg_stat_activity after ${tookMs} ms\n`);
+        expect(tookMs).toBeLessThan(5_000);
+        await context.close();
+        rmSync(pgHome, { recursive: true, force: true });
+      } finally {
+        await stopServe(child);
+        await admin.end();
+        await db?.drop();
+      }
+    },
+    90_000,
+  );
 });

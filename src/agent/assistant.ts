@@ -3,7 +3,7 @@
  * (repair on database errors, bounded) → explain. Composed from small functions; every stage reports
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
-import type { ChatMessage, ChatModel, DatabaseConnector } from '../core/ports.js';
+import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../models/tokens.js';
@@ -18,6 +18,7 @@ import {
   requiredPredicates,
 } from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
+import { runCheckedSql } from './run-sql.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -74,6 +75,36 @@ export class Assistant {
       this.schemaPromise = undefined;
     });
     return this.schemaPromise;
+  }
+
+  /**
+   * Reads the catalog again (a table created since start appears); later questions use the new one.
+   * @throws SqlrecallError `db_*` when the database cannot be read (the old catalog is then dropped too)
+   */
+  refreshSchema(): Promise<{ schema: Schema }> {
+    this.schemaPromise = undefined;
+    return this.schema();
+  }
+
+  /**
+   * Runs SQL a person wrote (the web UI's edit-and-run) through the same guard, allowlist, row cap
+   * and statement timeout as the model's SQL; see {@link runCheckedSql}.
+   * @throws SqlrecallError `usage`, `guard_refused`, `db_*`
+   */
+  async runSql(sql: string, signal?: AbortSignal): Promise<{ sql: string; result: QueryResult }> {
+    const schema = await this.schema().then(
+      (s) => s.schema,
+      () => undefined,
+    );
+    return runCheckedSql({
+      db: this.options.db,
+      sql,
+      schema,
+      allowTables: this.options.allowTables,
+      maxRows: this.options.maxRows ?? 1000,
+      timeoutMs: this.options.statementTimeoutMs ?? 30_000,
+      signal,
+    });
   }
 
   /**

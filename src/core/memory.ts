@@ -75,6 +75,9 @@ export interface MemoryHistoryEntry {
   newText: string | null;
   /** Why: e.g. "similarity 0.97 ≥ 0.95", "model decided SUPERSEDE", "user deleted". */
   reason: string | null;
+  /** The memory's SQL condition before and after an ADD or UPDATE (null when none or not recorded). */
+  oldSql?: string | null;
+  newSql?: string | null;
   createdAt: string;
 }
 

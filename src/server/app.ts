@@ -16,6 +16,7 @@ import { registerAsk } from './routes/ask.js';
 import { registerConversations } from './routes/conversations.js';
 import { registerMemories } from './routes/memories.js';
 import { registerSchema } from './routes/schema.js';
+import { registerSql } from './routes/sql.js';
 import { registerSystem } from './routes/system.js';
 import { serveWeb } from './static.js';
 
@@ -135,6 +136,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
   registerMemories(app, deps);
   registerConversations(app, deps);
   registerSchema(app, deps);
+  registerSql(app, deps);
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

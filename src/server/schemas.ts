@@ -77,6 +77,9 @@ export const HistorySchema = z
     oldText: z.string().nullable(),
     newText: z.string().nullable(),
     reason: z.string().nullable(),
+    /** The SQL condition before and after the change (ADD, UPDATE). */
+    oldSql: z.string().nullable().optional(),
+    newSql: z.string().nullable().optional(),
     createdAt: z.string(),
   })
   .openapi('MemoryHistoryEntry');
@@ -173,6 +176,10 @@ export const ConversationSchema = z
   .object({
     id: z.string(),
     summary: z.string().nullable(),
+    /** The name the user gave it (rename), null until set. */
+    title: z.string().nullable().optional(),
+    /** Its first question (a default name). */
+    firstQuestion: z.string().nullable().optional(),
     turnCount: z.number(),
     createdAt: z.string(),
     updatedAt: z.string(),

@@ -55,6 +55,8 @@ export interface HistoryEntry {
   oldText: string | null;
   newText: string | null;
   reason: string | null;
+  oldSql?: string | null;
+  newSql?: string | null;
   createdAt: string;
 }
 export interface Column {
@@ -116,4 +118,64 @@ export async function askStream(
       cut = buffer.indexOf('\n\n');
     }
   }
+}
+
+const CONVERSATION_KEY = 'sqlrecall.conversation';
+
+/** The open conversation's id, kept across reloads (per browser profile). */
+export const conversationStore = {
+  get: (): string | null => localStorage.getItem(CONVERSATION_KEY),
+  set: (id: string) => localStorage.setItem(CONVERSATION_KEY, id),
+  clear: () => localStorage.removeItem(CONVERSATION_KEY),
+};
+
+/** A conversation in the list (`GET /api/conversations`). */
+export interface ConversationInfo {
+  id: string;
+  title?: string | null;
+  firstQuestion?: string | null;
+  summary: string | null;
+  turnCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A stored turn (`GET /api/conversations/{id}`). */
+export interface ConversationTurn {
+  id: string;
+  question: string;
+  sql: string | null;
+  rowCount: number | null;
+  summary: string | null;
+  createdAt: string;
+}
+
+/** The result of `POST /api/sql`. */
+export interface SqlRunResult {
+  sql: string;
+  columns: Column[];
+  rows: Cell[][];
+  rowCount: number;
+  truncated: boolean;
+  truncatedReason?: 'max_rows' | 'max_bytes';
+  chart: Chart | null;
+}
+
+/**
+ * Runs SQL the person edited, through the server's guard and limits.
+ * @throws ApiError when the guard refuses it or the database reports an error
+ */
+export async function runSql(sql: string, signal?: AbortSignal): Promise<SqlRunResult> {
+  const res = await fetch('/api/sql', {
+    method: 'POST',
+    headers: { ...headers(), accept: 'application/json' },
+    body: JSON.stringify({ sql }),
+    signal,
+  });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    const error = (data as { error?: { code: string; message: string } } | null)?.error;
+    throw new ApiError(res.status, error?.code ?? 'internal', error?.message ?? `HTTP ${res.status}`);
+  }
+  return data as SqlRunResult;
 }

@@ -1,19 +1,45 @@
-/** The chat: streamed answers with SQL, table, chart, applied-memory chips and thumbs up/down. */
-import { useRef, useState } from 'preact/hooks';
-import { type Applied, api, askStream, type Cell, type Chart, type Column } from './api';
+/**
+ * The chat: a conversations sidebar (a drawer on the phone), streamed answers with live progress
+ * steps, Stop and Retry, SQL that can be edited and run, the table, the chart, applied-memory chips
+ * and thumbs up/down. The turns list is the only scrolling area; it follows new output unless the
+ * person scrolled up.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import {
+  type Applied,
+  api,
+  askStream,
+  type Cell,
+  type Chart,
+  type Column,
+  type ConversationInfo,
+  type ConversationTurn,
+  conversationStore,
+  runSql,
+} from './api';
 import { ResultChart, ResultTable, SqlBlock } from './result';
+
+/** The pipeline stages shown while a question runs, in order. */
+const STAGES = ['Finding tables', 'Writing SQL', 'Checking and running', 'Answering'] as const;
 
 interface Turn {
   key: number;
+  /** 'ask' for a question, 'sql' for SQL the person edited and ran, 'past' for a reopened turn. */
+  kind: 'ask' | 'sql' | 'past';
   question: string;
   without: string[];
-  status: 'working' | 'done' | 'error';
+  status: 'working' | 'done' | 'error' | 'stopped';
+  /** Index into {@link STAGES} of the stage running now. */
+  stage: number;
   sql?: string;
   columns?: Column[];
   rows?: Cell[][];
+  rowCount?: number | null;
   truncated?: boolean;
+  truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string;
   applied: Applied[];
+  recalled: string[];
   chart: Chart | null;
   notes: string[];
   error?: string;
@@ -21,6 +47,22 @@ interface Turn {
 }
 
 let nextKey = 1;
+
+function newTurn(kind: Turn['kind'], question: string, without: string[] = []): Turn {
+  return {
+    key: nextKey++,
+    kind,
+    question,
+    without,
+    status: 'working',
+    stage: 0,
+    answer: '',
+    applied: [],
+    recalled: [],
+    chart: null,
+    notes: [],
+  };
+}
 
 function Feedback({ turn, update }: { turn: Turn; update: (t: Partial<Turn>) => void }) {
   const [correcting, setCorrecting] = useState(false);
@@ -42,7 +84,7 @@ function Feedback({ turn, update }: { turn: Turn; update: (t: Partial<Turn>) => 
   if (!turn.sql) return null;
   return (
     <div class="feedback">
-      <button type="button" aria-label="Good answer" onClick={() => void send('up')}>
+      <button type="button" aria-label="Good answer, save as an example" onClick={() => void send('up')}>
         👍
       </button>
       <button type="button" aria-label="Bad answer" onClick={() => setCorrecting(!correcting)}>
@@ -68,169 +110,511 @@ function Feedback({ turn, update }: { turn: Turn; update: (t: Partial<Turn>) => 
   );
 }
 
+/** Edit a turn's SQL and run it through `POST /api/sql` (same guard and limits as questions). */
+function SqlEditor({ sql, onRun, busy }: { sql: string; onRun: (sql: string) => void; busy: boolean }) {
+  const [open, setOpen] = useState(false);
+  const [text, setText] = useState(sql);
+  if (!open)
+    return (
+      <button type="button" class="edit-sql" onClick={() => setOpen(true)}>
+        Edit SQL
+      </button>
+    );
+  return (
+    <form
+      class="sql-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (text.trim()) onRun(text.trim());
+      }}
+    >
+      <label>
+        SQL to run
+        <textarea value={text} rows={4} spellcheck={false} onInput={(e) => setText(e.currentTarget.value)} />
+      </label>
+      <div class="row-actions">
+        <button type="submit" disabled={busy}>
+          Run SQL
+        </button>
+        <button type="button" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Progress({ turn }: { turn: Turn }) {
+  return (
+    <ol class="progress" aria-label="Progress">
+      {STAGES.map((label, i) => (
+        <li
+          key={label}
+          data-state={i < turn.stage ? 'done' : i === turn.stage ? 'active' : 'pending'}
+          aria-current={i === turn.stage ? 'step' : undefined}
+        >
+          {label}
+          {i < turn.stage ? ' ✓' : i === turn.stage ? '…' : ''}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The conversations list: newest first, with rename and delete. */
+function Conversations({
+  current,
+  version,
+  onOpen,
+  onNew,
+  onDeleted,
+}: {
+  current: string | undefined;
+  version: number;
+  onOpen: (id: string) => void;
+  onNew: () => void;
+  onDeleted: (id: string) => void;
+}) {
+  const [items, setItems] = useState<ConversationInfo[]>([]);
+  const [error, setError] = useState('');
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [title, setTitle] = useState('');
+  const load = () =>
+    api<{ conversations: ConversationInfo[] }>('/api/conversations?limit=50')
+      .then((r) => {
+        setItems(r.conversations);
+        setError('');
+      })
+      .catch((e: Error) => setError(e.message));
+  // reload when a turn finishes (version changes)
+  useEffect(() => {
+    void load();
+  }, [version]);
+  const rename = async (id: string) => {
+    try {
+      await api(`/api/conversations/${encodeURIComponent(id)}`, { method: 'PATCH', body: { title } });
+      setRenaming(null);
+      await load();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const remove = async (id: string) => {
+    try {
+      await api(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      onDeleted(id);
+      await load();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <nav class="conversations" aria-label="Conversations">
+      <button type="button" class="new-chat" onClick={onNew}>
+        New chat
+      </button>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {items.length === 0 && !error && <p class="muted">No conversations yet.</p>}
+      <ul>
+        {items.map((c) => {
+          const name = c.title ?? c.firstQuestion ?? c.summary ?? 'Conversation';
+          return (
+            <li key={c.id} class={c.id === current ? 'current' : undefined}>
+              {renaming === c.id ? (
+                <form
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    void rename(c.id);
+                  }}
+                >
+                  <label class="sr-only" for={`rename-${c.id}`}>
+                    New name
+                  </label>
+                  <input
+                    id={`rename-${c.id}`}
+                    value={title}
+                    maxLength={200}
+                    onInput={(e) => setTitle(e.currentTarget.value)}
+                  />
+                  <button type="submit">Save</button>
+                </form>
+              ) : (
+                <button
+                  type="button"
+                  class="open"
+                  aria-current={c.id === current ? 'true' : undefined}
+                  onClick={() => onOpen(c.id)}
+                >
+                  {name}
+                  <span class="muted"> · {c.turnCount}</span>
+                </button>
+              )}
+              <span class="conv-actions">
+                <button
+                  type="button"
+                  aria-label={`Rename: ${name}`}
+                  onClick={() => {
+                    setRenaming(renaming === c.id ? null : c.id);
+                    setTitle(name);
+                  }}
+                >
+                  ✎
+                </button>
+                <button type="button" aria-label={`Delete: ${name}`} onClick={() => void remove(c.id)}>
+                  ✕
+                </button>
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}
+
+/** Turns of a stored conversation, shown as finished turns (rows are not kept, only the SQL). */
+function pastTurns(turns: ConversationTurn[]): Turn[] {
+  return turns.map((t) => ({
+    ...newTurn('past', t.question),
+    status: 'done',
+    stage: STAGES.length,
+    ...(t.sql ? { sql: t.sql } : {}),
+    rowCount: t.rowCount,
+    answer: t.summary ?? '',
+  }));
+}
+
 export function ChatPanel({ onLearned }: { onLearned: () => void }) {
   const [turns, setTurns] = useState<Turn[]>([]);
   const [text, setText] = useState('');
-  const [conversationId, setConversationId] = useState<string | undefined>(undefined);
+  const [conversationId, setConversationIdState] = useState<string | undefined>(
+    () => conversationStore.get() ?? undefined,
+  );
+  const [running, setRunning] = useState<AbortController | null>(null);
+  const [listVersion, setListVersion] = useState(0);
+  const [drawer, setDrawer] = useState(false);
   const history = useRef<string[]>([]);
   const list = useRef<HTMLDivElement>(null);
+  const follow = useRef(true);
+
+  const setConversationId = (id: string | undefined) => {
+    setConversationIdState(id);
+    if (id) conversationStore.set(id);
+    else conversationStore.clear();
+  };
+
+  const open = async (id: string) => {
+    try {
+      const r = await api<{ turns: ConversationTurn[] }>(
+        `/api/conversations/${encodeURIComponent(id)}?turns=50`,
+      );
+      setConversationId(id);
+      setTurns(pastTurns(r.turns));
+      follow.current = true;
+    } catch {
+      setConversationId(undefined);
+    }
+    setDrawer(false);
+  };
+
+  // A reload reopens the conversation that was open.
+  useEffect(() => {
+    if (conversationId) void open(conversationId);
+  }, []);
+
+  // Follow new output unless the person scrolled up.
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (el && follow.current) el.scrollTop = el.scrollHeight;
+  });
 
   const patch = (key: number, p: Partial<Turn> | ((t: Turn) => Partial<Turn>)) =>
     setTurns((all) =>
       all.map((t) => (t.key === key ? { ...t, ...(typeof p === 'function' ? p(t) : p) } : t)),
     );
 
-  const ask = async (question: string, without: string[] = []) => {
-    const key = nextKey++;
-    history.current.push(question);
-    setTurns((all) => [
-      ...all,
-      { key, question, without, status: 'working', answer: '', applied: [], chart: null, notes: [] },
-    ]);
-    setTimeout(() => list.current?.scrollTo({ top: list.current.scrollHeight }), 0);
+  const ask = async (question: string, without: string[] = [], replace?: number) => {
+    if (running) return;
+    const turn = newTurn('ask', question, without);
+    const key = turn.key;
+    if (history.current.at(-1) !== question) history.current.push(question);
+    setTurns((all) => [...all.filter((t) => t.key !== replace), turn]);
+    follow.current = true;
+    const controller = new AbortController();
+    setRunning(controller);
     try {
-      await askStream({ question, conversationId, ...(without.length ? { without } : {}) }, (event, data) => {
-        const d = data as Record<string, unknown>;
-        switch (event) {
-          case 'sql':
-            patch(key, { sql: d.sql as string });
-            break;
-          case 'rows':
-            patch(key, {
-              columns: d.columns as Column[],
-              rows: d.rows as Cell[][],
-              truncated: d.truncated as boolean,
-            });
-            break;
-          case 'answer_token':
-            patch(key, (t) => ({ answer: t.answer + (d.text as string) }));
-            break;
-          case 'answer':
-          case 'reply':
-            patch(key, { answer: d.text as string });
-            break;
-          case 'retried':
-            patch(key, (t) => ({ notes: [...t.notes, `Repairing: ${d.error as string}`] }));
-            break;
-          case 'refused':
-            patch(key, (t) => ({ notes: [...t.notes, `Refused: ${d.reason as string}`] }));
-            break;
-          case 'remembered':
-            onLearned();
-            break;
-          case 'applied':
-            patch(key, { applied: d.memories as Applied[] });
-            break;
-          case 'chart':
-            patch(key, { chart: (data as Chart | null) ?? null });
-            break;
-          case 'done':
-            if (typeof d.conversationId === 'string') setConversationId(d.conversationId);
-            patch(key, { status: 'done' });
-            break;
-          case 'error':
-            patch(key, { status: 'error', error: (d.error as { message: string }).message });
-            break;
-        }
+      await askStream(
+        { question, conversationId, ...(without.length ? { without } : {}) },
+        (event, data) => {
+          const d = data as Record<string, unknown>;
+          switch (event) {
+            case 'recalled': {
+              const memories = (d.memories as { text: string }[] | undefined) ?? [];
+              patch(key, { recalled: memories.map((m) => m.text) });
+              break;
+            }
+            case 'schema':
+              patch(key, { stage: 1 });
+              break;
+            case 'sql':
+              patch(key, { sql: d.sql as string, stage: 2 });
+              break;
+            case 'rows':
+              patch(key, {
+                stage: 3,
+                columns: d.columns as Column[],
+                rows: d.rows as Cell[][],
+                truncated: d.truncated as boolean,
+                ...(d.truncatedReason
+                  ? { truncatedReason: d.truncatedReason as Turn['truncatedReason'] }
+                  : {}),
+              });
+              break;
+            case 'answer_token':
+              patch(key, (t) => ({ stage: 3, answer: t.answer + (d.text as string) }));
+              break;
+            case 'answer':
+            case 'reply':
+              patch(key, { answer: d.text as string, stage: STAGES.length });
+              break;
+            case 'retried':
+              patch(key, (t) => ({ notes: [...t.notes, `Repairing: ${d.error as string}`], stage: 1 }));
+              break;
+            case 'refused':
+              patch(key, (t) => ({ notes: [...t.notes, `Refused by the guard: ${d.reason as string}`] }));
+              break;
+            case 'remembered':
+              onLearned();
+              break;
+            case 'applied':
+              patch(key, { applied: d.memories as Applied[] });
+              break;
+            case 'chart':
+              patch(key, { chart: (data as Chart | null) ?? null });
+              break;
+            case 'done':
+              if (typeof d.conversationId === 'string') setConversationId(d.conversationId);
+              patch(key, { status: 'done', stage: STAGES.length });
+              break;
+            case 'error':
+              patch(key, { status: 'error', error: (d.error as { message: string }).message });
+              break;
+          }
+        },
+        controller.signal,
+      );
+    } catch (e) {
+      if (controller.signal.aborted) patch(key, { status: 'stopped', error: 'Stopped.' });
+      else patch(key, { status: 'error', error: (e as Error).message });
+    }
+    patch(key, (t) => (t.status === 'working' ? { status: 'done', stage: STAGES.length } : {}));
+    setRunning(null);
+    setListVersion((v) => v + 1);
+  };
+
+  const run = async (sql: string, question: string) => {
+    if (running) return;
+    const turn = { ...newTurn('sql', question), sql, stage: 2 };
+    setTurns((all) => [...all, turn]);
+    follow.current = true;
+    const controller = new AbortController();
+    setRunning(controller);
+    try {
+      const r = await runSql(sql, controller.signal);
+      patch(turn.key, {
+        status: 'done',
+        stage: STAGES.length,
+        columns: r.columns,
+        rows: r.rows,
+        truncated: r.truncated,
+        ...(r.truncatedReason ? { truncatedReason: r.truncatedReason } : {}),
+        chart: r.chart,
       });
     } catch (e) {
-      patch(key, { status: 'error', error: (e as Error).message });
+      if (controller.signal.aborted) patch(turn.key, { status: 'stopped', error: 'Stopped.' });
+      else patch(turn.key, { status: 'error', error: (e as Error).message });
     }
-    patch(key, (t) => (t.status === 'working' ? { status: 'done' } : {}));
+    setRunning(null);
   };
 
   const submit = () => {
     const q = text.trim();
-    if (!q) return;
+    if (!q || running) return;
     setText('');
     void ask(q);
   };
 
+  const newChat = () => {
+    setConversationId(undefined);
+    setTurns([]);
+    setDrawer(false);
+  };
+
   return (
-    <section class="chat" aria-label="Chat">
-      <div class="turns" ref={list} aria-live="polite">
-        {turns.length === 0 && (
-          <p class="hint">
-            Ask a question about your data, or tell me something to remember — for example “Always show me
-            customers from India”.
-          </p>
-        )}
-        {turns.map((t) => (
-          <article class="turn" key={t.key} data-status={t.status}>
-            <p class="question">
-              <span class="sr-only">You asked: </span>
-              {t.question}
-              {t.without.length > 0 && <span class="without"> (without {t.without.length} memory)</span>}
-            </p>
-            {t.sql && <SqlBlock sql={t.sql} />}
-            {t.notes.map((n) => (
-              <p class="note" key={n}>
-                {n}
-              </p>
-            ))}
-            {t.answer && <p class="answer">{t.answer}</p>}
-            {t.status === 'working' && !t.answer && <p class="working">Thinking…</p>}
-            {t.error && (
-              <p class="error" role="alert">
-                {t.error}
-              </p>
-            )}
-            {t.columns && t.rows && t.rows.length > 0 && (
-              <ResultTable columns={t.columns} rows={t.rows} truncated={Boolean(t.truncated)} />
-            )}
-            {t.chart && t.columns && t.rows && (
-              <ResultChart chart={t.chart} columns={t.columns} rows={t.rows} />
-            )}
-            {t.applied.length > 0 && (
-              <fieldset class="chips">
-                <legend>Applied:</legend>
-                {t.applied.map((m) => (
-                  <button
-                    type="button"
-                    class="chip"
-                    key={m.id}
-                    title="Ask again without this memory"
-                    aria-label={`Ask again without: ${m.text}`}
-                    onClick={() => void ask(t.question, [...t.without, m.id])}
-                  >
-                    {m.text} <span aria-hidden="true">×</span>
-                  </button>
-                ))}
-              </fieldset>
-            )}
-            {t.status === 'done' && <Feedback turn={t} update={(p) => patch(t.key, p)} />}
-          </article>
-        ))}
-      </div>
-      <form
-        class="composer"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
+    <div class="chat-wrap" data-drawer={drawer}>
+      <Conversations
+        current={conversationId}
+        version={listVersion}
+        onOpen={(id) => void open(id)}
+        onNew={newChat}
+        onDeleted={(id) => {
+          if (id === conversationId) newChat();
         }}
-      >
-        <textarea
-          aria-label="Question"
-          placeholder="Ask a question (Enter sends, Shift+Enter new line, ↑ last question)"
-          value={text}
-          rows={2}
-          onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-              e.preventDefault();
-              submit();
-            } else if (
-              e.key === 'ArrowUp' &&
-              e.currentTarget.selectionStart === 0 &&
-              history.current.length > 0
-            ) {
-              e.preventDefault();
-              setText(history.current[history.current.length - 1] ?? '');
-            }
+      />
+      <section class="chat" aria-label="Chat">
+        <div class="chat-bar">
+          <button
+            type="button"
+            class="drawer-toggle"
+            aria-expanded={drawer}
+            onClick={() => setDrawer(!drawer)}
+          >
+            Conversations
+          </button>
+          <button type="button" class="drawer-toggle" onClick={newChat}>
+            New chat
+          </button>
+        </div>
+        <div
+          class="turns"
+          ref={list}
+          aria-live="polite"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
           }}
-        />
-        <button type="submit">Send</button>
-      </form>
-    </section>
+        >
+          {turns.length === 0 && (
+            <p class="hint">
+              Ask a question about your data, or tell me something to remember — for example “Always show me
+              customers from India”.
+            </p>
+          )}
+          {turns.map((t) => (
+            <article class="turn" key={t.key} data-status={t.status} data-kind={t.kind}>
+              <p class="question">
+                <span class="sr-only">{t.kind === 'sql' ? 'You ran SQL for: ' : 'You asked: '}</span>
+                {t.kind === 'sql' && <span class="badge">Edited SQL</span>}
+                {t.question}
+                {t.without.length > 0 && <span class="without"> (without {t.without.length} memory)</span>}
+              </p>
+              {t.status === 'working' && t.kind === 'ask' && <Progress turn={t} />}
+              {t.recalled.length > 0 && (
+                <p class="recalled">
+                  Recalled {t.recalled.length} memor{t.recalled.length === 1 ? 'y' : 'ies'}:{' '}
+                  {t.recalled.join(' · ')}
+                </p>
+              )}
+              {t.sql && <SqlBlock sql={t.sql} />}
+              {t.notes.map((n) => (
+                <p class="note" key={n}>
+                  {n}
+                </p>
+              ))}
+              {t.answer && <p class="answer">{t.answer}</p>}
+              {t.kind === 'past' && typeof t.rowCount === 'number' && (
+                <p class="muted">
+                  {t.rowCount} row{t.rowCount === 1 ? '' : 's'} (run the SQL again to see them)
+                </p>
+              )}
+              {t.error && (
+                <p class="error" role="alert">
+                  {t.error}
+                </p>
+              )}
+              {(t.status === 'error' || t.status === 'stopped') && (
+                <button
+                  type="button"
+                  class="retry"
+                  disabled={Boolean(running)}
+                  onClick={() =>
+                    t.kind === 'sql' && t.sql
+                      ? void run(t.sql, t.question)
+                      : void ask(t.question, t.without, t.key)
+                  }
+                >
+                  Retry
+                </button>
+              )}
+              {t.columns && t.rows && t.rows.length > 0 && (
+                <ResultTable
+                  columns={t.columns}
+                  rows={t.rows}
+                  truncated={Boolean(t.truncated)}
+                  truncatedReason={t.truncatedReason}
+                />
+              )}
+              {t.columns && t.rows && t.rows.length === 0 && <p class="muted">No rows.</p>}
+              {t.chart && t.columns && t.rows && (
+                <ResultChart chart={t.chart} columns={t.columns} rows={t.rows} />
+              )}
+              {t.applied.length > 0 && (
+                <fieldset class="chips">
+                  <legend>Applied:</legend>
+                  {t.applied.map((m) => (
+                    <button
+                      type="button"
+                      class="chip"
+                      key={m.id}
+                      title="Ask again without this memory"
+                      aria-label={`Ask again without: ${m.text}`}
+                      disabled={Boolean(running)}
+                      onClick={() => void ask(t.question, [...t.without, m.id])}
+                    >
+                      {m.text} <span aria-hidden="true">×</span>
+                    </button>
+                  ))}
+                </fieldset>
+              )}
+              {t.status === 'done' && t.sql && (
+                <SqlEditor sql={t.sql} busy={Boolean(running)} onRun={(sql) => void run(sql, t.question)} />
+              )}
+              {t.status === 'done' && <Feedback turn={t} update={(p) => patch(t.key, p)} />}
+            </article>
+          ))}
+        </div>
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            submit();
+          }}
+        >
+          <textarea
+            aria-label="Question"
+            placeholder="Ask a question"
+            title="Enter sends, Shift+Enter adds a line, ↑ recalls the last question"
+            value={text}
+            rows={2}
+            onInput={(e) => setText(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                submit();
+              } else if (
+                e.key === 'ArrowUp' &&
+                e.currentTarget.selectionStart === 0 &&
+                history.current.length > 0
+              ) {
+                e.preventDefault();
+                setText(history.current[history.current.length - 1] ?? '');
+              }
+            }}
+          />
+          {running ? (
+            <button type="button" class="stop" onClick={() => running.abort()}>
+              Stop
+            </button>
+          ) : null}
+          <button type="submit" disabled={Boolean(running)}>
+            Send
+          </button>
+        </form>
+      </section>
+    </div>
   );
 }

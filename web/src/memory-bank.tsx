@@ -15,6 +15,7 @@ const TITLES: Record<string, string> = {
 function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDeleted: (m: Memory) => void }) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(m.text);
+  const [sql, setSql] = useState(m.sql ?? '');
   const [history, setHistory] = useState<HistoryEntry[] | null>(null);
   const [error, setError] = useState('');
   const run = async (fn: () => Promise<unknown>) => {
@@ -32,17 +33,36 @@ function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDelet
           onSubmit={(e) => {
             e.preventDefault();
             void run(async () => {
-              await api(`/api/memories/${m.id}`, { method: 'PATCH', body: { text } });
+              const r = await api<{ problems?: string[] }>(`/api/memories/${m.id}`, {
+                method: 'PATCH',
+                body: { text, sql: sql.trim() || null },
+              });
+              if (r.problems?.length) {
+                setError(r.problems.join(' '));
+                return;
+              }
               setEditing(false);
               reload();
             });
           }}
         >
           <input aria-label="Memory text" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-          <button type="submit">Save</button>
-          <button type="button" onClick={() => setEditing(false)}>
-            Cancel
-          </button>
+          <label class="sql-field">
+            SQL condition (optional)
+            <textarea
+              aria-label="Memory SQL"
+              rows={2}
+              spellcheck={false}
+              value={sql}
+              onInput={(e) => setSql(e.currentTarget.value)}
+            />
+          </label>
+          <span class="row-actions">
+            <button type="submit">Save</button>
+            <button type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </span>
         </form>
       ) : (
         <>
@@ -82,7 +102,11 @@ function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDelet
           </span>
         </>
       )}
-      {error && <p class="error">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {history && (
         <ol class="history" aria-label="History">
           {history.map((h) => (
@@ -92,6 +116,12 @@ function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDelet
                 ? `${h.oldText} → ${h.newText}`
                 : (h.newText ?? h.oldText)}
               {h.reason ? ` (${h.reason})` : ''}
+              {(h.oldSql ?? null) !== (h.newSql ?? null) && (
+                <span class="history-sql">
+                  {' '}
+                  SQL: {h.oldSql ? <code>{h.oldSql}</code> : '∅'} → {h.newSql ? <code>{h.newSql}</code> : '∅'}
+                </span>
+              )}
             </li>
           ))}
         </ol>
@@ -106,6 +136,7 @@ export function MemoryBank({ version }: { version: number }) {
   const [filter, setFilter] = useState('');
   const [kind, setKind] = useState<string>('preference');
   const [text, setText] = useState('');
+  const [sql, setSql] = useState('');
   const [undo, setUndo] = useState<Memory | null>(null);
   const [error, setError] = useState('');
   const reload = () =>
@@ -154,9 +185,15 @@ export function MemoryBank({ version }: { version: number }) {
         onSubmit={(e) => {
           e.preventDefault();
           if (!text.trim()) return;
-          void api('/api/memories', { method: 'POST', body: { kind, text } })
-            .then(() => {
+          setError('');
+          void api<{ problems?: string[] }>('/api/memories', {
+            method: 'POST',
+            body: { kind, text, ...(sql.trim() ? { sql: sql.trim() } : {}) },
+          })
+            .then((r) => {
+              if (r.problems?.length) setError(r.problems.join(' '));
               setText('');
+              setSql('');
               return reload();
             })
             .catch((err: Error) => setError(err.message));
@@ -175,9 +212,25 @@ export function MemoryBank({ version }: { version: number }) {
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
         />
+        <label class="sql-field">
+          <span>
+            SQL condition (optional, e.g. <code>country = 'India'</code>)
+          </span>
+          <textarea
+            aria-label="New memory SQL"
+            rows={1}
+            spellcheck={false}
+            value={sql}
+            onInput={(e) => setSql(e.currentTarget.value)}
+          />
+        </label>
         <button type="submit">Add</button>
       </form>
-      {error && <p class="error">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {undo && (
         <p class="undo" role="status">
           Deleted “{undo.text}”.{' '}

@@ -1,11 +1,16 @@
-/** The schema panel (tables, columns, types, foreign keys; searchable) and the settings panel. */
+/**
+ * The schema panel (tables with comments and row estimates, columns with types, comments and
+ * foreign keys; searchable over names and comments; refreshable) and the settings panel.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
 
 interface Table {
   schema: string;
   name: string;
-  columns: { name: string; type: string; nullable: boolean }[];
+  comment: string | null;
+  estimatedRows: number | null;
+  columns: { name: string; type: string; nullable: boolean; comment: string | null }[];
   primaryKey: string[];
   foreignKeys: { columns: string[]; references: { schema: string; table: string; columns: string[] } }[];
 }
@@ -14,18 +19,31 @@ export function SchemaPanel() {
   const [tables, setTables] = useState<Table[]>([]);
   const [filter, setFilter] = useState('');
   const [error, setError] = useState('');
-  useEffect(() => {
-    api<{ tables: Table[] }>('/api/schema')
-      .then((s) => setTables(s.tables))
-      .catch((e: Error) => setError(e.message));
-  }, []);
+  const [loading, setLoading] = useState(false);
+  const load = (refresh: boolean) => {
+    setLoading(true);
+    api<{ tables: Table[] }>(`/api/schema${refresh ? '?refresh=true' : ''}`)
+      .then((s) => {
+        setTables(s.tables);
+        setError('');
+      })
+      .catch((e: Error) => setError(e.message))
+      .finally(() => setLoading(false));
+  };
+  useEffect(() => load(false), []);
   const f = filter.toLowerCase();
+  const has = (s: string | null | undefined) => Boolean(s?.toLowerCase().includes(f));
   const shown = tables.filter(
-    (t) => !f || t.name.toLowerCase().includes(f) || t.columns.some((c) => c.name.toLowerCase().includes(f)),
+    (t) => !f || has(t.name) || has(t.comment) || t.columns.some((c) => has(c.name) || has(c.comment)),
   );
   return (
     <section class="panel" aria-label="Schema">
-      <h2>Schema</h2>
+      <header class="panel-head">
+        <h2>Schema</h2>
+        <button type="button" onClick={() => load(true)} disabled={loading}>
+          {loading ? 'Refreshing…' : 'Refresh'}
+        </button>
+      </header>
       <input
         type="search"
         aria-label="Search tables and columns"
@@ -33,12 +51,24 @@ export function SchemaPanel() {
         value={filter}
         onInput={(e) => setFilter(e.currentTarget.value)}
       />
-      {error && <p class="error">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {shown.map((t) => (
         <details class="table" key={`${t.schema}.${t.name}`} open={Boolean(f)}>
           <summary>
-            {t.schema}.{t.name} <span class="muted">({t.columns.length})</span>
+            {t.schema}.{t.name}{' '}
+            <span class="muted">
+              ({t.columns.length} columns
+              {t.estimatedRows !== null && t.estimatedRows !== undefined
+                ? `, ~${new Intl.NumberFormat().format(t.estimatedRows)} rows`
+                : ''}
+              )
+            </span>
           </summary>
+          {t.comment && <p class="comment">{t.comment}</p>}
           <ul>
             {t.columns.map((c) => {
               const fk = t.foreignKeys.find((k) => k.columns.includes(c.name));
@@ -46,6 +76,7 @@ export function SchemaPanel() {
                 <li key={c.name}>
                   <span class={t.primaryKey.includes(c.name) ? 'pk' : ''}>{c.name}</span>{' '}
                   <span class="muted">{c.type}</span>
+                  {c.comment && <span class="comment"> — {c.comment}</span>}
                   {fk && (
                     <span class="fk">
                       {' '}

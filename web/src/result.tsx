@@ -15,6 +15,8 @@ import hljs from 'highlight.js/lib/core';
 import sqlLanguage from 'highlight.js/lib/languages/sql';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Cell, Chart, Column } from './api';
+import { toCsv } from './csv';
+import { cellText, chartValue, formatNumber, isNumericType, sortRows } from './format';
 
 hljs.registerLanguage('sql', sqlLanguage);
 ChartJs.register(
@@ -53,31 +55,19 @@ export function SqlBlock({ sql }: { sql: string }) {
   );
 }
 
-const show = (v: Cell): string => (v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const show = (v: Cell): string => cellText(v);
 
-function compare(a: Cell, b: Cell): number {
-  if (a === null) return b === null ? 0 : 1;
-  if (b === null) return -1;
-  const na = Number(a);
-  const nb = Number(b);
-  if (
-    typeof a !== 'object' &&
-    typeof b !== 'object' &&
-    !Number.isNaN(na) &&
-    !Number.isNaN(nb) &&
-    show(a) !== '' &&
-    show(b) !== ''
-  )
-    return na - nb;
-  return show(a).localeCompare(show(b));
-}
-
-function csv(columns: Column[], rows: Cell[][]): string {
-  const q = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  return [
-    columns.map((c) => q(c.name)).join(','),
-    ...rows.map((r) => r.map((v) => q(show(v))).join(',')),
-  ].join('\r\n');
+/** One table cell: NULL as a dimmed ∅ (distinct from '' and the text 'NULL'), numbers grouped. */
+function CellView({ value, numeric }: { value: Cell; numeric: boolean }) {
+  if (value === null)
+    return (
+      <td class="null">
+        <span aria-hidden="true">∅</span>
+        <span class="sr-only">null</span>
+      </td>
+    );
+  if (numeric) return <td class="num">{formatNumber(value)}</td>;
+  return <td>{show(value)}</td>;
 }
 
 const PAGE = 20;
@@ -86,21 +76,35 @@ export function ResultTable({
   columns,
   rows,
   truncated,
+  truncatedReason,
 }: {
   columns: Column[];
   rows: Cell[][];
   truncated: boolean;
+  /** Why the result was cut (value contract): the row cap or the byte budget. */
+  truncatedReason?: 'max_rows' | 'max_bytes' | undefined;
 }) {
   const [sort, setSort] = useState<{ col: number; dir: 1 | -1 } | null>(null);
   const [page, setPage] = useState(0);
+  const numeric = useMemo(() => columns.map((c) => isNumericType(c.type)), [columns]);
   const sorted = useMemo(() => {
     if (!sort) return rows;
-    return [...rows].sort((a, b) => sort.dir * compare(a[sort.col] ?? null, b[sort.col] ?? null));
-  }, [rows, sort]);
+    return sortRows(rows, sort.col, sort.dir, numeric[sort.col] ?? false);
+  }, [rows, sort, numeric]);
   const pages = Math.max(1, Math.ceil(sorted.length / PAGE));
   const shown = sorted.slice(page * PAGE, page * PAGE + PAGE);
   const download = () => {
-    const url = URL.createObjectURL(new Blob([csv(columns, sorted)], { type: 'text/csv' }));
+    const url = URL.createObjectURL(
+      new Blob(
+        [
+          toCsv(
+            columns.map((c, i) => ({ name: c.name, numeric: numeric[i] })),
+            sorted,
+          ),
+        ],
+        { type: 'text/csv' },
+      ),
+    );
     const a = document.createElement('a');
     a.href = url;
     a.download = 'result.csv';
@@ -109,13 +113,23 @@ export function ResultTable({
   };
   return (
     <div class="result">
-      <div class="table-wrap">
+      {truncated && (
+        <p class="notice" role="note">
+          {truncatedReason === 'max_bytes'
+            ? `Only the first ${rows.length} rows were fetched (the result size limit was reached).`
+            : `Only the first ${rows.length} rows were fetched (the row limit was reached).`}{' '}
+          Sorting covers the fetched rows only.
+        </p>
+      )}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1) */}
+      <section class="table-wrap" tabIndex={0} aria-label="Result table, scrolls sideways">
         <table aria-label="Result">
           <thead>
             <tr>
               {columns.map((c, i) => (
                 <th
                   key={c.name + i}
+                  class={numeric[i] ? 'num' : undefined}
                   aria-sort={sort?.col === i ? (sort.dir === 1 ? 'ascending' : 'descending') : 'none'}
                 >
                   <button
@@ -135,18 +149,19 @@ export function ResultTable({
             {shown.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <td key={j}>{show(v)}</td>
+                  <CellView key={j} value={v} numeric={numeric[j] ?? false} />
                 ))}
               </tr>
             ))}
           </tbody>
         </table>
-      </div>
+      </section>
       <div class="table-bar">
         <span>
           {rows.length} row{rows.length === 1 ? '' : 's'}
           {truncated ? ' (truncated)' : ''}
         </span>
+        <span class="scroll-hint muted">Wide table: scroll sideways</span>
         {pages > 1 && (
           <span class="pager">
             <button
@@ -178,7 +193,25 @@ export function ResultTable({
 
 const COLORS = ['#2563eb', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#0891b2'];
 
+/** The chart with a bar/line/none choice (the server's suggestion is the default). */
 export function ResultChart({ chart, columns, rows }: { chart: Chart; columns: Column[]; rows: Cell[][] }) {
+  const [kind, setKind] = useState<'bar' | 'line' | 'none'>(chart.type);
+  return (
+    <div class="chart-box">
+      <fieldset class="chart-choice">
+        <legend class="sr-only">Chart type</legend>
+        {(['bar', 'line', 'none'] as const).map((k) => (
+          <button type="button" key={k} aria-pressed={kind === k} onClick={() => setKind(k)}>
+            {k === 'none' ? 'No chart' : k === 'bar' ? 'Bar' : 'Line'}
+          </button>
+        ))}
+      </fieldset>
+      {kind !== 'none' && <ChartCanvas chart={{ ...chart, type: kind }} columns={columns} rows={rows} />}
+    </div>
+  );
+}
+
+function ChartCanvas({ chart, columns, rows }: { chart: Chart; columns: Column[]; rows: Cell[][] }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (!canvas.current) return;
@@ -191,7 +224,7 @@ export function ResultChart({ chart, columns, rows }: { chart: Chart; columns: C
           const ci = columns.findIndex((c) => c.name === name);
           return {
             label: name,
-            data: rows.map((r) => Number(r[ci] ?? 0)),
+            data: rows.map((r) => chartValue(r[ci] ?? null)),
             backgroundColor: COLORS[i % COLORS.length],
             borderColor: COLORS[i % COLORS.length],
           };
@@ -200,7 +233,7 @@ export function ResultChart({ chart, columns, rows }: { chart: Chart; columns: C
       options: { responsive: true, maintainAspectRatio: false, animation: false },
     });
     return () => instance.destroy();
-  }, [chart, columns, rows]);
+  }, [chart.type, chart.x, chart.series.join('\u0000'), columns, rows]);
   return (
     <div
       class="chart"

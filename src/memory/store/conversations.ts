@@ -11,6 +11,7 @@ import {
   type ConversationInfo,
   type ConversationTurn,
   MAX_CONVERSATION_ID_LENGTH,
+  MAX_CONVERSATION_TITLE_LENGTH,
   type NewConversationTurn,
 } from './types.js';
 
@@ -51,15 +52,20 @@ function conversationFromRow(row: Row): ConversationInfo {
   return {
     id: String(row.id),
     summary: row.summary === null || row.summary === undefined ? null : String(row.summary),
+    title: row.title === null || row.title === undefined ? null : String(row.title),
+    firstQuestion:
+      row.first_question === null || row.first_question === undefined ? null : String(row.first_question),
     turnCount: Number(row.turn_count ?? 0),
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
   };
 }
 
-const CONVERSATION_SELECT = `SELECT c.id, c.summary, c.created_at, c.updated_at,
+const CONVERSATION_SELECT = `SELECT c.id, c.summary, c.title, c.created_at, c.updated_at,
   (SELECT count(*) FROM sqlrecall_conversation_turns t
-    WHERE t.scope_key = c.scope_key AND t.conversation_id = c.id) AS turn_count
+    WHERE t.scope_key = c.scope_key AND t.conversation_id = c.id) AS turn_count,
+  (SELECT t.question FROM sqlrecall_conversation_turns t
+    WHERE t.scope_key = c.scope_key AND t.conversation_id = c.id ORDER BY t.id LIMIT 1) AS first_question
   FROM sqlrecall_conversations c`;
 
 /** The conversation methods of the store, bound to a client whose migrations have run. */
@@ -156,6 +162,41 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
         [ref.key, ref.id, count],
       );
       return rows.map(conversationFromRow);
+    },
+
+    async renameConversation(scope: MemoryScope, conversationId: string, title: string): Promise<boolean> {
+      const ref = scopeRef(scope);
+      checkConversationId(conversationId);
+      const text = typeof title === 'string' ? title.trim() : '';
+      if (text === '' || text.length > MAX_CONVERSATION_TITLE_LENGTH || text.includes('\u0000'))
+        throw new SqlrecallError(
+          'usage',
+          `A conversation title must be 1 to ${MAX_CONVERSATION_TITLE_LENGTH} characters.`,
+        );
+      await ready();
+      const rows = await client.query(
+        `UPDATE sqlrecall_conversations SET title = $4
+         WHERE ${scopeCondition(ref, 1, 2)} AND id = $3 RETURNING id`,
+        [ref.key, ref.id, conversationId, text],
+      );
+      return rows.length > 0;
+    },
+
+    async deleteConversation(scope: MemoryScope, conversationId: string): Promise<boolean> {
+      const ref = scopeRef(scope);
+      checkConversationId(conversationId);
+      await ready();
+      return client.transaction(async (tx) => {
+        await tx.query(
+          `DELETE FROM sqlrecall_conversation_turns WHERE ${scopeCondition(ref, 1, 2)} AND conversation_id = $3`,
+          [ref.key, ref.id, conversationId],
+        );
+        const rows = await tx.query(
+          `DELETE FROM sqlrecall_conversations WHERE ${scopeCondition(ref, 1, 2)} AND id = $3 RETURNING id`,
+          [ref.key, ref.id, conversationId],
+        );
+        return rows.length > 0;
+      });
     },
   };
 }

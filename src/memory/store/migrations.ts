@@ -106,6 +106,15 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     ],
   },
+  {
+    version: 4,
+    description: 'conversation titles (rename in the web UI); SQL before/after in memory history',
+    statements: [
+      'ALTER TABLE sqlrecall_conversations ADD COLUMN IF NOT EXISTS title text',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS old_sql text',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS new_sql text',
+    ],
+  },
 ];
 
 /** Name of the HNSW index on the embedding column (cosine distance). */

@@ -26,7 +26,8 @@ export function memoryColumns(alias: string): string {
 }
 
 /** Columns selected for a {@link MemoryHistoryEntry}. */
-export const HISTORY_COLUMNS = 'id, memory_id, action, old_text, new_text, reason, created_at';
+export const HISTORY_COLUMNS =
+  'id, memory_id, action, old_text, new_text, reason, old_sql, new_sql, created_at';
 
 /**
  * Normalises text for dedup: trim, collapse every run of whitespace to one space, lower-case
@@ -99,6 +100,8 @@ export function historyFromRow(row: Row): MemoryHistoryEntry {
     oldText: textOrNull(row.old_text),
     newText: textOrNull(row.new_text),
     reason: textOrNull(row.reason),
+    oldSql: textOrNull(row.old_sql),
+    newSql: textOrNull(row.new_sql),
     createdAt: isoTime(row.created_at),
   };
 }

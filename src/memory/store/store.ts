@@ -241,6 +241,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
     setSummary: guarded(conversations.setSummary),
     getConversation: guarded(conversations.getConversation),
     listConversations: guarded(conversations.listConversations),
+    renameConversation: guarded(conversations.renameConversation),
+    deleteConversation: guarded(conversations.deleteConversation),
     lastConversation: guarded(
       async (scope: MemoryScope) => (await conversations.listConversations(scope, 1))[0] ?? null,
     ),

@@ -46,11 +46,18 @@ export interface ConversationInfo {
   id: string;
   /** Rolling summary, null until set. */
   summary: string | null;
+  /** Name the person gave it (rename), null until set. */
+  title?: string | null;
+  /** The first question asked in it (a default name), null when it has no turns. */
+  firstQuestion?: string | null;
   turnCount: number;
   createdAt: string;
   /** Time of the last appended turn or summary change. */
   updatedAt: string;
 }
+
+/** Longest conversation title (characters); longer titles are a `usage` error. */
+export const MAX_CONVERSATION_TITLE_LENGTH = 200;
 
 /** Longest accepted conversation id (characters); longer ids are a `usage` error. */
 export const MAX_CONVERSATION_ID_LENGTH = 200;
@@ -158,6 +165,17 @@ export interface SqlMemoryStore extends MemoryStore {
   lastConversation(scope: MemoryScope): Promise<ConversationInfo | null>;
   /** Conversations of the scope, most recently updated first; default limit 20. */
   listConversations(scope: MemoryScope, limit?: number): Promise<ConversationInfo[]>;
+  /**
+   * Names a conversation of the scope (at most {@link MAX_CONVERSATION_TITLE_LENGTH} characters).
+   * @returns false when the scope has no conversation with this id
+   * @throws SqlrecallError `usage` for an empty or too long title
+   */
+  renameConversation(scope: MemoryScope, conversationId: string, title: string): Promise<boolean>;
+  /**
+   * Deletes a conversation of the scope and its turns.
+   * @returns false when the scope has no conversation with this id
+   */
+  deleteConversation(scope: MemoryScope, conversationId: string): Promise<boolean>;
 
   /** Stores a write to apply later (durable before the answer is shown); returns its id. */
   enqueuePending(scope: MemoryScope, payload: unknown): Promise<string>;

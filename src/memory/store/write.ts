@@ -75,11 +75,12 @@ export async function appendHistory(
   oldText: string | null,
   newText: string | null,
   reason: string | null,
+  sql: { old: string | null; new: string | null } = { old: null, new: null },
 ): Promise<void> {
   await ctx.tx.query(
-    `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [memoryId, ...scopeColumns(ctx.ref), action, oldText, newText, reason],
+    `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, old_sql, new_sql)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [memoryId, ...scopeColumns(ctx.ref), action, oldText, newText, reason, sql.old, sql.new],
   );
 }
 
@@ -134,7 +135,10 @@ async function applyAdd(ctx: WriteContext, op: Extract<MemoryOp, { op: 'add' }>)
   const existing = await activeByHash(ctx, contentHash(op.memory.kind, op.memory.text));
   const inserted = existing ? null : await insertMemory(ctx, op.memory, op.embedding);
   if (inserted) {
-    await appendHistory(ctx, inserted.id, 'ADD', null, inserted.text, op.reason ?? null);
+    await appendHistory(ctx, inserted.id, 'ADD', null, inserted.text, op.reason ?? null, {
+      old: null,
+      new: inserted.sql,
+    });
     return { op: 'add', memory: inserted };
   }
   const duplicate = existing ?? (await activeByHash(ctx, contentHash(op.memory.kind, op.memory.text)));
@@ -191,7 +195,10 @@ async function applyUpdate(
     ],
   );
   const updated = memoryFromRow(rows[0] as Record<string, unknown>);
-  await appendHistory(ctx, target.id, 'UPDATE', target.text, updated.text, op.reason ?? null);
+  await appendHistory(ctx, target.id, 'UPDATE', target.text, updated.text, op.reason ?? null, {
+    old: target.sql,
+    new: updated.sql,
+  });
   return { op: 'update', memory: updated };
 }
 

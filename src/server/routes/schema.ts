@@ -12,7 +12,13 @@ const catalog = createRoute({
   method: 'get',
   path: '/api/schema',
   tags,
-  summary: 'The catalog: tables with columns, types and foreign keys',
+  summary: 'The catalog: tables with columns, types, comments, row estimates and foreign keys',
+  request: {
+    query: z.object({
+      /** `true` reads the catalog again (a table created since the server started appears). */
+      refresh: z.enum(['true', 'false']).optional(),
+    }),
+  },
   responses: {
     200: { description: 'ok', content: { 'application/json': { schema: z.object({}).passthrough() } } },
     ...errorResponses,
@@ -48,7 +54,9 @@ const context = createRoute({
 /** Registers the schema routes. */
 export function registerSchema(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(catalog, async (c) => {
-    const { schema } = await (await deps.assistant()).schema();
+    const assistant = await deps.assistant();
+    const { schema } =
+      c.req.valid('query').refresh === 'true' ? await assistant.refreshSchema() : await assistant.schema();
     return c.json(schema as unknown as Record<string, never>, 200);
   });
 
