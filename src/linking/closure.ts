@@ -1,8 +1,8 @@
 /**
  * Join paths between chosen tables. Edges are declared foreign keys and, because many real
- * databases declare none (the defog databases have no FKs at all), inferred joins by column naming:
+ * databases declare none (many have no FKs at all), inferred joins by column naming:
  * a column that has the name of another table's single-column key, `<table>_id`/`<table>id` next
- * to a table with `id`, or a shared key-like column (`aid`, `state_name`) that few tables have.
+ * to a table with `id`, or a shared key-like column (`emp_no`, `region_code`) that few tables have.
  */
 import type { Table } from '../core/schema.js';
 import { displayKey } from './documents.js';
@@ -32,7 +32,7 @@ const GENERIC_COLUMNS: ReadonlySet<string> = new Set(
   ),
 );
 
-/** Whether a column name looks like a key (`aid`, `customer_id`, `state_code`, `iso3`). */
+/** Whether a column name looks like a key (`emp_no`, `customer_id`, `state_code`, `iso3`). */
 function keyLike(name: string): boolean {
   const lower = name.toLowerCase();
   return /(^|_)?(id|key|code|no|num|number|uuid|name)$/.test(lower) && !GENERIC_COLUMNS.has(lower);
@@ -109,7 +109,7 @@ export class JoinGraph {
             });
         }
       }
-      // (a') the key under a table-prefixed name: `sbtxcustid` → `sbcustomer.sbcustid`.
+      // (a') the key under a table-prefixed name: `tbordcustid` → `tbcustomer.tbcustid`.
       if (singleKey && singleKey.length >= 6 && /id$/i.test(singleKey)) {
         for (const [name, others] of byColumn) {
           if (name === singleKey || name.length <= 4) continue;
@@ -172,8 +172,8 @@ export class JoinGraph {
   }
 
   /**
-   * Share of a table's columns that look like keys (`aid`, `paper_id`): 1 for a pure junction table
-   * such as `writes(aid, pid)`. Join paths only pass through junction-like tables or tables with
+   * Share of a table's columns that look like keys (`emp_no`, `project_id`): 1 for a pure junction
+   * table such as `assignment(emp_no, project_id)`. Join paths only pass through junction-like tables or tables with
    * evidence of their own, so a path never runs through an unrelated table that happens to share
    * two column names.
    */

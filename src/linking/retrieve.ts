@@ -101,9 +101,9 @@ export function rankTables(
 
 /**
  * Mutual support: a candidate that joins one of the `topN` best candidates gains
- * `factor × that candidate's score × edge strength` (the largest such bonus, once). "Average rating
- * of restaurants in each region" then prefers the `region` table that joins `restaurant` over
- * unrelated tables that also have a `region` column. Returns a new ranking.
+ * `factor × that candidate's score × edge strength` (the largest such bonus, once). "Average order
+ * value per sales territory" then prefers the `territory` table that joins `orders` over unrelated
+ * tables that also have a `territory` column. Returns a new ranking.
  */
 export function boostNeighbours(
   candidates: readonly Candidate[],
