@@ -208,6 +208,7 @@ export class JoinGraph {
    * A shortest path (at most `maxHops` edges) from any table of `from` to `to`, as the list of
    * intermediate tables (empty when adjacent); `undefined` when none is that short. Among equally
    * short paths the one whose intermediates score highest in `preference` wins, then declared edges.
+   * See {@link route} for the whole path.
    */
   path(
     from: ReadonlySet<string>,
@@ -216,7 +217,24 @@ export class JoinGraph {
     preference: (table: string) => number = () => 0,
     allowed: (table: string) => boolean = () => true,
   ): string[] | undefined {
-    if (from.has(to)) return [];
+    const full = this.route(from, to, maxHops, preference, allowed);
+    return full ? full.slice(1, -1) : undefined;
+  }
+
+  /**
+   * The whole shortest path from a table of `from` to `to` (both ends included: `[start, …, to]`,
+   * `[to]` when `to` is in `from`), or `undefined` when none has at most `maxHops` edges.
+   * Intermediate tables must pass `allowed` unless they are reached over a declared foreign key
+   * (a declared chain such as address → city → region → country is always walkable).
+   */
+  route(
+    from: ReadonlySet<string>,
+    to: string,
+    maxHops: number,
+    preference: (table: string) => number = () => 0,
+    allowed: (table: string) => boolean = () => true,
+  ): string[] | undefined {
+    if (from.has(to)) return [to];
     // Breadth-first search from `to` back towards the set, keeping the best predecessor per layer.
     const best = new Map<string, { score: number; next: string | null; hops: number }>([
       [to, { score: 0, next: null, hops: 0 }],
@@ -228,7 +246,8 @@ export class JoinGraph {
         const base = best.get(node)!.score;
         for (const edge of this.edges(node)) {
           if (best.has(edge.to)) continue;
-          if (!from.has(edge.to) && !allowed(edge.to)) continue; // intermediates must be plausible
+          // Intermediates must be plausible: evidence, a junction table, or a declared key.
+          if (!from.has(edge.to) && !edge.declared && !allowed(edge.to)) continue;
           const score = base + (node === to ? 0 : preference(node)) + 0.01 * edge.strength;
           const current = nextFrontier.get(edge.to);
           if (!current || current.score < score) nextFrontier.set(edge.to, { score, next: node });
@@ -241,17 +260,38 @@ export class JoinGraph {
           reached = { node, score: value.score };
       }
       if (reached) {
-        const intermediates: string[] = [];
+        const nodes: string[] = [reached.node];
         let cursor = best.get(reached.node)!.next;
-        while (cursor && cursor !== to) {
-          intermediates.push(cursor);
+        while (cursor) {
+          nodes.push(cursor);
           cursor = best.get(cursor)!.next;
         }
-        return intermediates;
+        return nodes;
       }
       frontier = [...nextFrontier.keys()];
       if (frontier.length === 0) break;
     }
     return undefined;
+  }
+
+  /**
+   * Tables reachable from `start` in at most `maxHops` edges of at least `minStrength`, with their
+   * distance in edges (`start` itself excluded).
+   */
+  within(start: string, maxHops: number, minStrength: number): Map<string, number> {
+    const distance = new Map<string, number>([[start, 0]]);
+    let frontier = [start];
+    for (let hops = 1; hops <= maxHops && frontier.length > 0; hops += 1) {
+      const next: string[] = [];
+      for (const node of frontier)
+        for (const edge of this.edges(node)) {
+          if (edge.strength < minStrength || distance.has(edge.to)) continue;
+          distance.set(edge.to, hops);
+          next.push(edge.to);
+        }
+      frontier = next;
+    }
+    distance.delete(start);
+    return distance;
   }
 }

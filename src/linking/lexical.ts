@@ -213,8 +213,10 @@ export class LexicalIndex {
       for (const [vocabTerm, postings, quality, synonym] of this.candidates(term)) {
         for (const posting of postings) {
           if (posting.field === 'value' && (vocabTerm !== term || QUERY_WORDS.has(term))) continue;
-          // "revenue" → `amount` only for a numeric column (a measure), not `amount_label text`.
-          if (synonym && posting.field === 'column' && MEASURE_COLUMNS.has(vocabTerm)) {
+          // "revenue" → `amount` only for a numeric column (a measure), not `amount_label text`,
+          // and never for a table name (`revenue` is not the `price` table).
+          if (synonym && MEASURE_COLUMNS.has(vocabTerm)) {
+            if (posting.field !== 'column' && posting.field !== 'column_comment') continue;
             const type = this.tables[posting.table]!.table.columns.find(
               (c) => c.name === posting.column,
             )?.type;
