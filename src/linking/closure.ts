@@ -93,6 +93,21 @@ export class JoinGraph {
       this.columnsOf.set(displayKey(table), table.columns.map((c) => c.name).filter(keyLike));
     }
     for (const [name, list] of byColumn) if (keyLike(name)) this.holders.set(name, list.map(displayKey));
+    // `<base>_id` / `<base>id` column names by the stems of their base (computed once: a schema of
+    // 1,000 tables has thousands of distinct column names).
+    const idColumnsByBase = new Map<string, string[]>();
+    for (const name of byColumn.keys()) {
+      const words = splitWords(name);
+      const last = words.at(-1);
+      let base: string[] | undefined;
+      if (last === 'id' && words.length >= 2) base = words.slice(0, -1);
+      else if (words.length === 1 && last?.endsWith('id') && last.length > 4) base = [last.slice(0, -2)];
+      if (!base) continue;
+      const key = base.map(stem).join('');
+      const list = idColumnsByBase.get(key) ?? [];
+      list.push(name);
+      idColumnsByBase.set(key, list);
+    }
     for (const table of tables) {
       const singleKey = table.primaryKey.length === 1 ? table.primaryKey[0] : undefined;
       const target = singleKey ?? (table.columns.some((c) => c.name === 'id') ? 'id' : undefined);
@@ -132,14 +147,9 @@ export class JoinGraph {
       // (b) `<table>_id` / `<table>id` elsewhere, pointing at this table's key (or `id`).
       if (target) {
         const stemKey = splitWords(table.name).map(stem).join('');
-        for (const [name, others] of byColumn) {
+        for (const name of idColumnsByBase.get(stemKey) ?? []) {
           if (name === target) continue;
-          const words = splitWords(name);
-          const last = words.at(-1);
-          let base: string[] | undefined;
-          if (last === 'id' && words.length >= 2) base = words.slice(0, -1);
-          else if (words.length === 1 && last?.endsWith('id') && last.length > 4) base = [last.slice(0, -2)];
-          if (!base || base.map(stem).join('') !== stemKey) continue;
+          const others = byColumn.get(name) ?? [];
           for (const other of others) {
             if (other !== table)
               add({
