@@ -43,6 +43,13 @@ const REGISTRY = [
     full: [],
   },
   {
+    name: 'schema-index-reuse',
+    title: 'Schema index reuse: second run on 1,000 tables vs 10 tables (embeddings, time, peak memory)',
+    script: 'bench/schema-index-reuse.ts',
+    quick: ['--quick'],
+    full: [],
+  },
+  {
     name: 'memory-search',
     title: "Memory search: one user's top-k among many users' memories",
     script: 'bench/memory-search.ts',

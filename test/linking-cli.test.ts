@@ -2,7 +2,8 @@
  * Issue 5: `sqlrecall schema context "<question>" --json` (in-process CLI) on an embedded database
  * with 60 decoy tables: the chosen tables with the reason for each, columns, value hints, estimated
  * tokens beside the whole schema, the budget from the model's context length, a progress bar on
- * stderr for the build, and a usage error without a question.
+ * stderr for the build, the stored index reused by the next run (issue 13), and a usage error
+ * without a question.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,25 @@ describe('sqlrecall schema context', () => {
     expect(run.stderr).toContain('Indexing schema 100% 64/64 tables');
     // The scripted server embedded the documents and the question.
     expect(server.requests.some((r) => r.path === '/api/embed')).toBe(true);
+  }, 60_000);
+
+  it('reuses the stored index on the next run: nothing re-indexed, only the question embedded', async () => {
+    const before = server.requests.length;
+    const run = await runCliInProcess(['schema', 'context', 'late orders per customer', '--json'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const doc = JSON.parse(run.stdout) as {
+      index: { indexed: number; reembedded: number; unchanged: number };
+    };
+    expect(doc.index).toMatchObject({ indexed: 0, reembedded: 0, unchanged: 64 });
+    const embedded = server.requests
+      .slice(before)
+      .filter((r) => r.path === '/api/embed')
+      .flatMap((r) => {
+        const input = (r.body as { input?: string | string[] }).input;
+        return Array.isArray(input) ? input : input === undefined ? [] : [input];
+      });
+    expect(embedded).toEqual(['late orders per customer']);
+    expect(run.stderr).not.toContain('Indexing schema');
   }, 60_000);
 
   it('prints a readable list without --json, and needs a question', async () => {

@@ -1,8 +1,8 @@
 /**
  * Join paths between chosen tables. Edges are declared foreign keys and, because many real
- * databases declare none (the defog databases have no FKs at all), inferred joins by column naming:
+ * databases declare none (many have no FKs at all), inferred joins by column naming:
  * a column that has the name of another table's single-column key, `<table>_id`/`<table>id` next
- * to a table with `id`, or a shared key-like column (`aid`, `state_name`) that few tables have.
+ * to a table with `id`, or a shared key-like column (`emp_no`, `region_code`) that few tables have.
  */
 import type { Table } from '../core/schema.js';
 import { displayKey } from './documents.js';
@@ -32,7 +32,7 @@ const GENERIC_COLUMNS: ReadonlySet<string> = new Set(
   ),
 );
 
-/** Whether a column name looks like a key (`aid`, `customer_id`, `state_code`, `iso3`). */
+/** Whether a column name looks like a key (`emp_no`, `customer_id`, `state_code`, `iso3`). */
 function keyLike(name: string): boolean {
   const lower = name.toLowerCase();
   return /(^|_)?(id|key|code|no|num|number|uuid|name)$/.test(lower) && !GENERIC_COLUMNS.has(lower);
@@ -93,6 +93,21 @@ export class JoinGraph {
       this.columnsOf.set(displayKey(table), table.columns.map((c) => c.name).filter(keyLike));
     }
     for (const [name, list] of byColumn) if (keyLike(name)) this.holders.set(name, list.map(displayKey));
+    // `<base>_id` / `<base>id` column names by the stems of their base (computed once: a schema of
+    // 1,000 tables has thousands of distinct column names).
+    const idColumnsByBase = new Map<string, string[]>();
+    for (const name of byColumn.keys()) {
+      const words = splitWords(name);
+      const last = words.at(-1);
+      let base: string[] | undefined;
+      if (last === 'id' && words.length >= 2) base = words.slice(0, -1);
+      else if (words.length === 1 && last?.endsWith('id') && last.length > 4) base = [last.slice(0, -2)];
+      if (!base) continue;
+      const key = base.map(stem).join('');
+      const list = idColumnsByBase.get(key) ?? [];
+      list.push(name);
+      idColumnsByBase.set(key, list);
+    }
     for (const table of tables) {
       const singleKey = table.primaryKey.length === 1 ? table.primaryKey[0] : undefined;
       const target = singleKey ?? (table.columns.some((c) => c.name === 'id') ? 'id' : undefined);
@@ -109,7 +124,7 @@ export class JoinGraph {
             });
         }
       }
-      // (a') the key under a table-prefixed name: `sbtxcustid` → `sbcustomer.sbcustid`.
+      // (a') the key under a table-prefixed name: `tbordcustid` → `tbcustomer.tbcustid`.
       if (singleKey && singleKey.length >= 6 && /id$/i.test(singleKey)) {
         for (const [name, others] of byColumn) {
           if (name === singleKey || name.length <= 4) continue;
@@ -132,14 +147,9 @@ export class JoinGraph {
       // (b) `<table>_id` / `<table>id` elsewhere, pointing at this table's key (or `id`).
       if (target) {
         const stemKey = splitWords(table.name).map(stem).join('');
-        for (const [name, others] of byColumn) {
+        for (const name of idColumnsByBase.get(stemKey) ?? []) {
           if (name === target) continue;
-          const words = splitWords(name);
-          const last = words.at(-1);
-          let base: string[] | undefined;
-          if (last === 'id' && words.length >= 2) base = words.slice(0, -1);
-          else if (words.length === 1 && last?.endsWith('id') && last.length > 4) base = [last.slice(0, -2)];
-          if (!base || base.map(stem).join('') !== stemKey) continue;
+          const others = byColumn.get(name) ?? [];
           for (const other of others) {
             if (other !== table)
               add({
@@ -172,8 +182,8 @@ export class JoinGraph {
   }
 
   /**
-   * Share of a table's columns that look like keys (`aid`, `paper_id`): 1 for a pure junction table
-   * such as `writes(aid, pid)`. Join paths only pass through junction-like tables or tables with
+   * Share of a table's columns that look like keys (`emp_no`, `project_id`): 1 for a pure junction
+   * table such as `assignment(emp_no, project_id)`. Join paths only pass through junction-like tables or tables with
    * evidence of their own, so a path never runs through an unrelated table that happens to share
    * two column names.
    */
@@ -208,6 +218,7 @@ export class JoinGraph {
    * A shortest path (at most `maxHops` edges) from any table of `from` to `to`, as the list of
    * intermediate tables (empty when adjacent); `undefined` when none is that short. Among equally
    * short paths the one whose intermediates score highest in `preference` wins, then declared edges.
+   * See {@link route} for the whole path.
    */
   path(
     from: ReadonlySet<string>,
@@ -216,7 +227,24 @@ export class JoinGraph {
     preference: (table: string) => number = () => 0,
     allowed: (table: string) => boolean = () => true,
   ): string[] | undefined {
-    if (from.has(to)) return [];
+    const full = this.route(from, to, maxHops, preference, allowed);
+    return full ? full.slice(1, -1) : undefined;
+  }
+
+  /**
+   * The whole shortest path from a table of `from` to `to` (both ends included: `[start, …, to]`,
+   * `[to]` when `to` is in `from`), or `undefined` when none has at most `maxHops` edges.
+   * Intermediate tables must pass `allowed` unless they are reached over a declared foreign key
+   * (a declared chain such as address → city → region → country is always walkable).
+   */
+  route(
+    from: ReadonlySet<string>,
+    to: string,
+    maxHops: number,
+    preference: (table: string) => number = () => 0,
+    allowed: (table: string) => boolean = () => true,
+  ): string[] | undefined {
+    if (from.has(to)) return [to];
     // Breadth-first search from `to` back towards the set, keeping the best predecessor per layer.
     const best = new Map<string, { score: number; next: string | null; hops: number }>([
       [to, { score: 0, next: null, hops: 0 }],
@@ -228,7 +256,8 @@ export class JoinGraph {
         const base = best.get(node)!.score;
         for (const edge of this.edges(node)) {
           if (best.has(edge.to)) continue;
-          if (!from.has(edge.to) && !allowed(edge.to)) continue; // intermediates must be plausible
+          // Intermediates must be plausible: evidence, a junction table, or a declared key.
+          if (!from.has(edge.to) && !edge.declared && !allowed(edge.to)) continue;
           const score = base + (node === to ? 0 : preference(node)) + 0.01 * edge.strength;
           const current = nextFrontier.get(edge.to);
           if (!current || current.score < score) nextFrontier.set(edge.to, { score, next: node });
@@ -241,17 +270,38 @@ export class JoinGraph {
           reached = { node, score: value.score };
       }
       if (reached) {
-        const intermediates: string[] = [];
+        const nodes: string[] = [reached.node];
         let cursor = best.get(reached.node)!.next;
-        while (cursor && cursor !== to) {
-          intermediates.push(cursor);
+        while (cursor) {
+          nodes.push(cursor);
           cursor = best.get(cursor)!.next;
         }
-        return intermediates;
+        return nodes;
       }
       frontier = [...nextFrontier.keys()];
       if (frontier.length === 0) break;
     }
     return undefined;
+  }
+
+  /**
+   * Tables reachable from `start` in at most `maxHops` edges of at least `minStrength`, with their
+   * distance in edges (`start` itself excluded).
+   */
+  within(start: string, maxHops: number, minStrength: number): Map<string, number> {
+    const distance = new Map<string, number>([[start, 0]]);
+    let frontier = [start];
+    for (let hops = 1; hops <= maxHops && frontier.length > 0; hops += 1) {
+      const next: string[] = [];
+      for (const node of frontier)
+        for (const edge of this.edges(node)) {
+          if (edge.strength < minStrength || distance.has(edge.to)) continue;
+          distance.set(edge.to, hops);
+          next.push(edge.to);
+        }
+      frontier = next;
+    }
+    distance.delete(start);
+    return distance;
   }
 }

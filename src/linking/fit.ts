@@ -16,6 +16,11 @@ export interface PlannedTable {
   table: string;
   kind: ChoiceKind;
   reasons: string[];
+  /**
+   * For a table that is on a join path between chosen tables: the path it serves, e.g.
+   * `join path: public.customer → public.address → public.city → public.country`.
+   */
+  role?: string;
   /** Columns shown, in catalog order. */
   columns: string[];
   /** Columns left out to fit the budget. */
@@ -127,6 +132,7 @@ function renderLevel(
       table: choice.key,
       kind: choice.kind,
       reasons: choice.reasons,
+      ...(roleOf(choice.reasons) ? { role: roleOf(choice.reasons) } : {}),
       columns: shown,
       omittedColumns: indexed.table.columns.length - shown.length,
       valueHints:
@@ -139,4 +145,9 @@ function renderLevel(
     });
   }
   return { text: lines.join('\n'), tables };
+}
+
+/** The `join path: …` reason of a choice, if it has one. */
+function roleOf(reasons: readonly string[]): string | undefined {
+  return reasons.find((reason) => reason.startsWith('join path: '));
 }

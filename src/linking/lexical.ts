@@ -1,12 +1,25 @@
 /**
  * Lexical schema linking: question words against table names, column names, comments and value
  * hints, exact, stemmed (plural/singular), split (`snake_case`, `camelCase`), compound
- * (`paperkeyphrase` ∋ `paper`) and fuzzy (one typo, prefixes). Rare words count more (IDF over the
+ * (`orderline` ∋ `order`), fuzzy (one typo, prefixes) and through the field's synonym list
+ * (`synonyms.ts`: "revenue" finds a numeric `amount`). Rare words count more (IDF over the
  * tables), so a column name that 300 decoy tables share says little and a value that only
  * `customers.segment` holds ("wholesale") says a lot.
  */
 import type { IndexedTable } from './schema-index.js';
-import { compoundMatch, matchQuality, splitWords, stem, terms } from './words.js';
+import { MEASURE_COLUMNS, SYNONYM_QUALITY, synonymsOf } from './synonyms.js';
+import {
+  compoundMatch,
+  isConventionalPrefix,
+  learnNamePrefixes,
+  matchQuality,
+  splitWords,
+  stem,
+  terms,
+} from './words.js';
+
+/** Column types that hold a measure (a money synonym only matches these). */
+const NUMERIC_TYPE = /^(numeric|decimal|money|integer|bigint|smallint|real|double|float|int)/i;
 
 /** Where a word was found. */
 export type Field = 'table' | 'column' | 'table_comment' | 'column_comment' | 'value';
@@ -39,7 +52,7 @@ const QUERY_WORDS: ReadonlySet<string> = new Set(
 const PARTIAL_VALUE_QUALITY = 0.5;
 /** BM25 `b`: how much a table's column count dampens its column evidence. */
 const LENGTH_B = 0.3;
-/** Quality of a compound (substring) match, e.g. `customer` inside `sbcustomer`. */
+/** Quality of a compound (substring) match, e.g. `customer` inside `tblcustomer`. */
 const COMPOUND_QUALITY = 0.75;
 /** Bonus, in IDF-weighted points, for a multi-word value found verbatim in the question. */
 const PHRASE_BONUS = 3;
@@ -84,7 +97,8 @@ export class LexicalIndex {
   private readonly fullNames: string[][];
   private readonly df = new Map<string, number>();
   private readonly averageColumns: number;
-  private readonly candidateCache = new Map<string, [string, Posting[], number][]>();
+  private readonly candidateCache = new Map<string, [string, Posting[], number, boolean][]>();
+  private readonly prefixes: ReadonlySet<string>;
 
   constructor(readonly tables: readonly IndexedTable[]) {
     this.tableCount = tables.length;
@@ -129,6 +143,10 @@ export class LexicalIndex {
     });
     for (const [term, postings] of this.vocabulary)
       this.df.set(term, new Set(postings.map((p) => p.table)).size);
+    this.prefixes = learnNamePrefixes(
+      tables.map((t) => t.table.name),
+      (part) => this.vocabulary.has(part) || this.vocabulary.has(stem(part)),
+    );
     this.averageColumns =
       tables.reduce((sum, t) => sum + t.table.columns.length, 0) / Math.max(1, tables.length);
   }
@@ -192,9 +210,18 @@ export class LexicalIndex {
     for (const [term, weight] of weighted) {
       // Best match per (table, field, column) for this term.
       const best = new Map<string, { posting: Posting; quality: number; matched: string }>();
-      for (const [vocabTerm, postings, quality] of this.candidates(term)) {
+      for (const [vocabTerm, postings, quality, synonym] of this.candidates(term)) {
         for (const posting of postings) {
           if (posting.field === 'value' && (vocabTerm !== term || QUERY_WORDS.has(term))) continue;
+          // "revenue" → `amount` only for a numeric column (a measure), not `amount_label text`,
+          // and never for a table name (`revenue` is not the `price` table).
+          if (synonym && MEASURE_COLUMNS.has(vocabTerm)) {
+            if (posting.field !== 'column' && posting.field !== 'column_comment') continue;
+            const type = this.tables[posting.table]!.table.columns.find(
+              (c) => c.name === posting.column,
+            )?.type;
+            if (!type || !NUMERIC_TYPE.test(type)) continue;
+          }
           if (posting.field !== 'value' && /^\d+$/.test(term)) continue; // `2` in "top 2" is not `_v2`
           const key = `${posting.table}\u0000${posting.field}\u0000${posting.column ?? ''}`;
           // One word of a multi-word value ("states" in 'United States') is weaker evidence.
@@ -264,7 +291,7 @@ export class LexicalIndex {
     return hit;
   }
 
-  /** Multi-word values said verbatim ("Machine Learning", "New York"). */
+  /** Multi-word values said verbatim ("Customer Service", "New York"). */
   private matchPhrase(phrase: string, weight: number, hits: Map<number, LexicalHit>): void {
     const postings = this.phrases.get(phrase);
     if (!postings) return;
@@ -288,7 +315,7 @@ export class LexicalIndex {
 
   /**
    * Share of a table name's words that the question mentions, mapped to [0.5, 1]: `category` for
-   * "each category" is 1, `qa_category_map` is 0.67. Prefix-like words (`sb`, `tbl`) do not count.
+   * "each category" is 1, `qa_category_map` is 0.67. Words of ≤ 2 letters (prefixes such as `tb`) do not count.
    */
   private nameCoverage(table: number, questionStems: ReadonlySet<string>): number {
     const words = this.fullNames[table]!.filter((w) => w.length > 2);
@@ -300,26 +327,36 @@ export class LexicalIndex {
   }
 
   /**
-   * Vocabulary terms matching `term` with their quality: itself (1), derivations and typos
-   * (`matchQuality`), and compounds containing it (`paperkeyphrase` for `paper`). Cached per term.
+   * Vocabulary terms matching `term` with their quality and whether the match is a synonym:
+   * itself (1), derivations and typos (`matchQuality`), compounds containing it (`orderline` for
+   * `order`), and synonyms of the field ({@link SYNONYM_QUALITY}). Cached per term.
    */
-  private candidates(term: string): [string, Posting[], number][] {
+  private candidates(term: string): [string, Posting[], number, boolean][] {
     const cached = this.candidateCache.get(term);
     if (cached) return cached;
-    const out: [string, Posting[], number][] = [];
+    const out: [string, Posting[], number, boolean][] = [];
     const exact = this.vocabulary.get(term);
-    if (exact) out.push([term, exact, 1]);
+    if (exact) out.push([term, exact, 1, false]);
+    // Synonyms of the field, for content words only ("total" in "total number" expands to nothing).
+    if (!QUERY_WORDS.has(term)) {
+      for (const synonym of synonymsOf(term)) {
+        const postings = this.vocabulary.get(synonym);
+        if (postings) out.push([synonym, postings, SYNONYM_QUALITY, true]);
+      }
+    }
     if (term.length >= 4 && !/\d/.test(term)) {
       const isPart = (part: string) => this.vocabulary.has(part) || this.vocabulary.has(stem(part));
+      const isPrefix = (piece: string) => isConventionalPrefix(piece) || this.prefixes.has(piece);
       for (const [vocabTerm, postings] of this.vocabulary) {
         if (vocabTerm === term) continue;
         const lengthGap = vocabTerm.length - term.length;
         let quality = 0;
         if (Math.abs(lengthGap) <= 1 || vocabTerm.startsWith(term) || term.startsWith(vocabTerm))
           quality = matchQuality(term, vocabTerm);
-        if (quality === 0 && lengthGap >= 2 && compoundMatch(vocabTerm, term, isPart))
+        if (quality === 0 && lengthGap >= 2 && compoundMatch(vocabTerm, term, isPart, isPrefix))
           quality = COMPOUND_QUALITY;
-        if (quality > 0) out.push([vocabTerm, postings, quality]);
+        if (quality > 0 && !out.some(([t, , q]) => t === vocabTerm && q >= quality))
+          out.push([vocabTerm, postings, quality, false]);
       }
     }
     if (this.candidateCache.size > 5000) this.candidateCache.clear();

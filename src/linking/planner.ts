@@ -77,7 +77,7 @@ export interface LinkingPlannerOptions {
   /** Most seeds; default 6. Seed threshold as share of the best score; default 0.3. */
   maxSeeds?: number;
   seedRatio?: number;
-  /** Most edges on a join path between chosen tables; default 3. */
+  /** Most edges on a join path between chosen tables; default 4 (`DEFAULT_MAX_HOPS`). */
   maxHops?: number;
   /** Dense neighbours considered; default 20. */
   denseTopK?: number;

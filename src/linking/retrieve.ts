@@ -101,9 +101,9 @@ export function rankTables(
 
 /**
  * Mutual support: a candidate that joins one of the `topN` best candidates gains
- * `factor × that candidate's score × edge strength` (the largest such bonus, once). "Average rating
- * of restaurants in each region" then prefers the `region` table that joins `restaurant` over
- * unrelated tables that also have a `region` column. Returns a new ranking.
+ * `factor × that candidate's score × edge strength` (the largest such bonus, once). "Average order
+ * value per sales territory" then prefers the `territory` table that joins `orders` over unrelated
+ * tables that also have a `territory` column. Returns a new ranking.
  */
 export function boostNeighbours(
   candidates: readonly Candidate[],
@@ -114,6 +114,18 @@ export function boostNeighbours(
   const factor = options.factor ?? 0.4;
   const byKey = new Map(candidates.map((c) => [c.key, c]));
   const bonus = new Map<string, number>();
+  // Tables a few sure joins away from the best seed (declared or key-name joins): a measure or
+  // filter that lives down a chain ("revenue per practitioner": payments → invoices →
+  // appointments → practitioners) fits the question better than the same column in an unrelated
+  // table. Decays by `CHAIN_DECAY` per extra hop.
+  const top = candidates[0];
+  if (top) {
+    for (const [key, hops] of graph.within(top.key, DEFAULT_MAX_HOPS, SURE_JOIN)) {
+      const c = byKey.get(key);
+      if (!c || hops < 2) continue;
+      bonus.set(key, Math.max(bonus.get(key) ?? 0, factor * top.score * CHAIN_DECAY ** (hops - 1)));
+    }
+  }
   for (const seed of candidates.slice(0, topN)) {
     for (const edge of graph.neighbours(seed.key)) {
       const c = byKey.get(edge.to);
@@ -126,6 +138,17 @@ export function boostNeighbours(
     .map((c) => ({ ...c, score: c.score + (bonus.get(c.key) ?? 0) }))
     .sort((a, b) => b.score - a.score || a.index - b.index);
 }
+
+/**
+ * Most edges on a join path: four reaches a filter three lookup tables away (person → address →
+ * city → country) while keeping the search small.
+ */
+export const DEFAULT_MAX_HOPS = 4;
+
+/** Joins at least this strong count as sure for chain bonuses (declared 1, key names 0.9). */
+const SURE_JOIN = 0.85;
+/** Bonus factor per hop beyond the first along a chain of sure joins. */
+const CHAIN_DECAY = 0.6;
 
 /** Seeds scoring at least this share of the best become anchors for join paths. */
 const ANCHOR_RATIO = 0.6;
@@ -147,7 +170,7 @@ export interface ChooseOptions {
   maxSeeds?: number;
   /** A candidate is a seed when its score is at least this share of the best; default 0.3. */
   seedRatio?: number;
-  /** Most edges on a join path between seeds; default 3 (two intermediate tables). */
+  /** Most edges on a join path between seeds; default 4 (three intermediate tables). */
   maxHops?: number;
 }
 
@@ -162,7 +185,7 @@ export function chooseTables(
 ): Choice[] {
   const maxSeeds = options.maxSeeds ?? 6;
   const ratio = options.seedRatio ?? 0.3;
-  const maxHops = options.maxHops ?? 3;
+  const maxHops = options.maxHops ?? DEFAULT_MAX_HOPS;
   const best = candidates[0]?.score ?? 0;
   const seeds = candidates
     .map((c, rank) => ({ c, rank }))
@@ -176,23 +199,28 @@ export function chooseTables(
   const anchors = new Set<string>();
   for (const { c, rank } of seeds) {
     if (anchors.size > 0 && !anchors.has(c.key)) {
-      const path = graph.path(
+      const route = graph.route(
         anchors,
         c.key,
         maxHops,
         (key) => scoreOf.get(key) ?? 0,
         (key) => (scoreOf.get(key) ?? 0) > 0 || graph.junction(key) >= 0.5,
       );
-      for (const middle of path ?? []) {
+      const role = route && route.length > 2 ? `join path: ${route.join(' → ')}` : undefined;
+      for (const middle of route?.slice(1, -1) ?? []) {
         anchors.add(middle);
-        if (chosen.has(middle)) continue;
+        if (chosen.has(middle)) {
+          const existing = choices.find((x) => x.key === middle);
+          if (existing && role && !existing.reasons.includes(role)) existing.reasons.push(role);
+          continue;
+        }
         chosen.add(middle);
         const near = [...chosen].filter((k) => k !== middle && graph.edges(middle).some((e) => e.to === k));
         choices.push({
           key: middle,
           index: -1,
           kind: 'join_path',
-          reasons: [`joins ${[...new Set([...near, c.key])].join(' and ')}`],
+          reasons: [role!, `joins ${[...new Set([...near, c.key])].join(' and ')}`],
           rank: null,
           matchedColumns: candidates.find((x) => x.key === middle)?.matchedColumns ?? new Map(),
         });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compoundMatch, matchQuality, splitWords, stem, terms } from './words.js';
+import { compoundMatch, learnNamePrefixes, matchQuality, splitWords, stem, terms } from './words.js';
 
 describe('words', () => {
   it('splits snake_case, camelCase and digits', () => {
@@ -35,15 +35,34 @@ describe('words', () => {
   });
 
   it('finds words inside compound identifiers only when the rest is made of parts', () => {
-    const vocabulary = new Set(['keyphrase', 'paper', 'id', 'price', 'daily']);
+    const vocabulary = new Set(['line', 'order', 'id', 'price', 'daily']);
     const isPart = (part: string) => vocabulary.has(part);
-    expect(compoundMatch('paperkeyphrase', 'paper', isPart)).toBe(true);
-    expect(compoundMatch('paperkeyphrase', 'keyphrase', isPart)).toBe(true);
-    expect(compoundMatch('sbcustomer', 'customer', isPart)).toBe(true);
-    expect(compoundMatch('sbdailyprice', 'price', isPart)).toBe(true);
+    expect(compoundMatch('orderline', 'order', isPart)).toBe(true);
+    expect(compoundMatch('orderline', 'line', isPart)).toBe(true);
+    expect(compoundMatch('tblcustomer', 'customer', isPart)).toBe(true);
+    expect(compoundMatch('tbldailyprice', 'price', isPart)).toBe(true);
+    // An unknown two-letter prefix counts only when the schema uses it (see learnNamePrefixes).
+    expect(compoundMatch('qxcustomer', 'customer', isPart)).toBe(false);
+    expect(compoundMatch('qxcustomer', 'customer', isPart, (p) => p === 'qx')).toBe(true);
     expect(compoundMatch('discount', 'count', isPart)).toBe(false);
     expect(compoundMatch('account', 'count', isPart)).toBe(false);
     expect(compoundMatch('county', 'count', isPart)).toBe(false);
     expect(compoundMatch('statement', 'state', isPart)).toBe(false);
+  });
+
+  it("learns a schema's own table-name prefix only when several tables share it", () => {
+    const isPart = (part: string) => ['car', 'order'].includes(part);
+    expect(learnNamePrefixes(['qxorder', 'qxcustomer', 'qxinvoice', 'product'], isPart)).toEqual(
+      new Set(['qx']),
+    );
+    expect(learnNamePrefixes(['qxorder', 'qxcustomer', 'product'], isPart).size).toBe(0);
+    // `car` is a word, so `cargo`/`carrier`/`carpool` do not make it a prefix.
+    expect(learnNamePrefixes(['cartons', 'carrier', 'carpool'], isPart).has('car')).toBe(false);
+  });
+
+  it('maps irregular verb forms to their base, not to a noun', () => {
+    expect(stem('sold')).toBe('sell');
+    expect(stem('bought')).toBe('buy');
+    expect(stem('paid')).toBe('pay');
   });
 });

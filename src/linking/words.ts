@@ -32,15 +32,25 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   children: 'child',
   men: 'man',
   women: 'woman',
+  // Irregular past forms of common verbs (general English; the suffix rules cannot undo them).
+  sold: 'sell',
+  bought: 'buy',
+  paid: 'pay',
+  spent: 'spend',
+  made: 'make',
+  gave: 'give',
+  given: 'give',
+  took: 'take',
+  taken: 'take',
+  taught: 'teach',
+  held: 'hold',
+  led: 'lead',
+  won: 'win',
+  ran: 'run',
   wrote: 'write',
   written: 'write',
-  writing: 'write',
-  writes: 'write',
-  sold: 'sale',
-  sells: 'sale',
-  sell: 'sale',
-  selling: 'sale',
-  bought: 'buy',
+  flew: 'fly',
+  flown: 'fly',
   data: 'data',
   status: 'status',
   statuses: 'status',
@@ -164,21 +174,58 @@ export function matchQuality(questionStem: string, schemaStem: string): number {
   return 0;
 }
 
-/** Prefixes that schemas put before table names (`sb` in `sbcustomer`, `tbl`, `dim`, `stg`). */
-const NAME_PREFIX = /^([b-df-hj-np-tv-z]{1,3}|dim|fact|fct|raw|src|ref|lkp|lookup|tmp|temp)$/;
+/**
+ * Conventional prefixes that schemas put before table names (`tbl_orders`, `dim_customer`,
+ * `stg_events`). A schema's own prefix (two to four letters that several of its table names start
+ * with) is learned from the schema instead, see {@link learnNamePrefixes}.
+ */
+const NAME_PREFIX = /^(tbl|tb|dim|fact|fct|raw|src|ref|lkp|lookup|tmp|temp|stg|vw)$/;
+
+/** Whether `piece` is a conventional table-name prefix (`tbl`, `dim`, `stg`, …). */
+export function isConventionalPrefix(piece: string): boolean {
+  return NAME_PREFIX.test(piece);
+}
+
+/**
+ * A schema's own name prefixes: leading pieces of 2–4 letters that at least `minTables` (default 3)
+ * single-word table names start with, where what follows is at least 4 letters (`xyorder`,
+ * `xycustomer`, `xyinvoice` → `xy`). Only prefixes that are not themselves vocabulary words count
+ * (`isPart`), so `cart`, `carrier`, `cargo` do not make `car` a prefix.
+ */
+export function learnNamePrefixes(
+  tableNames: readonly string[],
+  isPart: (part: string) => boolean,
+  minTables = 3,
+): Set<string> {
+  const counts = new Map<string, number>();
+  for (const raw of tableNames) {
+    const name = raw.toLowerCase();
+    if (!/^[a-z]+$/.test(name)) continue;
+    for (let length = 2; length <= 4; length += 1) {
+      if (name.length - length < 4) break;
+      const piece = name.slice(0, length);
+      counts.set(piece, (counts.get(piece) ?? 0) + 1);
+    }
+  }
+  const out = new Set<string>();
+  for (const [piece, count] of counts) if (count >= minTables && !isPart(piece)) out.add(piece);
+  return out;
+}
 
 /**
  * Whether a compound identifier word (no separators) is made of `questionStem` and other known
- * parts: `paperkeyphrase` = `paper` + `keyphrase`, `sbdailyprice` = `sb` + `daily` + `price`,
- * `authorid` = `author` + `id`; but not `discount` ∌ `count` or `county` ∌ `count`. `isPart` says
- * whether a piece (≥ 2 letters) is a word of the vocabulary; unknown pieces of ≥ 4 letters count
- * too unless they are derivational endings (`statement` ∌ `state`); the word may start with a
- * short table prefix (`sb`, `tbl`, `dim`) and end with a plural `s`.
+ * parts: `orderline` = `order` + `line`, `tbldailyrate` = `tbl` + `daily` + `rate`,
+ * `customerid` = `customer` + `id`; but not `discount` ∌ `count` or `county` ∌ `count`. `isPart`
+ * says whether a piece (≥ 2 letters) is a word of the vocabulary; unknown pieces of ≥ 4 letters
+ * count too unless they are derivational endings (`statement` ∌ `state`); the word may start with
+ * a table prefix (`isPrefix`: conventional ones such as `tbl`, `dim`, plus the schema's own) and
+ * end with a plural `s`.
  */
 export function compoundMatch(
   word: string,
   questionStem: string,
   isPart: (part: string) => boolean,
+  isPrefix: (piece: string) => boolean = isConventionalPrefix,
 ): boolean {
   if (questionStem.length < 4 || word.length <= questionStem.length) return false;
   if (
@@ -189,15 +236,19 @@ export function compoundMatch(
   for (let at = word.indexOf(questionStem); at >= 0; at = word.indexOf(questionStem, at + 1)) {
     const before = word.slice(0, at);
     const after = word.slice(at + questionStem.length);
-    const beforeOk = before === '' || segments(before, isPart, true);
-    const afterOk = after === '' || after === 's' || segments(after, isPart, false);
+    const beforeOk = before === '' || segments(before, isPart, isPrefix);
+    const afterOk = after === '' || after === 's' || segments(after, isPart, () => false);
     if (beforeOk && afterOk) return true;
   }
   return false;
 }
 
 /** Whether `text` splits into vocabulary pieces of ≥ 2 letters (optionally after a name prefix). */
-function segments(text: string, isPart: (part: string) => boolean, allowPrefix: boolean): boolean {
+function segments(
+  text: string,
+  isPart: (part: string) => boolean,
+  isPrefix: (piece: string) => boolean,
+): boolean {
   const ok: boolean[] = new Array(text.length + 1).fill(false);
   ok[0] = true;
   for (let end = 1; end <= text.length; end += 1) {
@@ -207,7 +258,7 @@ function segments(text: string, isPart: (part: string) => boolean, allowPrefix: 
       if (
         (piece.length >= 2 && isPart(piece)) ||
         (piece.length >= 4 && !EXTENSIONS.test(piece)) ||
-        (allowPrefix && start === 0 && NAME_PREFIX.test(piece))
+        (start === 0 && isPrefix(piece))
       )
         ok[end] = true;
     }

@@ -24,13 +24,27 @@ export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question:
     runtime = new Runtime(config);
     const db = await runtime.database();
     const schema = await db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
+    const warnings: string[] = [];
     const bar = progressBar(io, 'Indexing schema', (done, total) => `${done}/${total} tables`);
     let showed = false;
-    const warnings: string[] = [];
+    // The index lives beside the memories, as for `ask`, so a second run reuses it (issue 13);
+    // without a memory store it is kept in process memory for this run only.
+    let memory: Awaited<ReturnType<Runtime['memory']>> | undefined;
+    if (config.memoryEnabled) {
+      try {
+        memory = await runtime.memory();
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        warnings.push(`The schema index is not kept for the next run: ${reason}`);
+        io.stderr.write(`${pc.yellow('warning:')} ${warnings.at(-1)}\n`);
+      }
+    }
     const linking = createSchemaLinking({
       config,
       db,
       admin: runtime.admin(),
+      sql: memory ? await memory.store.sql() : undefined,
+      ...(memory ? { embedding: memory.canEmbed ? memory.embedder : null } : {}),
       onProgress: (done, total) => {
         if (total < PROGRESS_MIN_TABLES) return;
         showed = true;
