@@ -140,7 +140,8 @@ async function gather(
       rows.push(row);
     }
     if (raw.rows.length < batch) return { fields, rows };
-    if (signal?.aborted) throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
+    if (signal?.aborted)
+      throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
     const average = Math.max(1, bytes / Math.max(1, rows.length));
     const byBudget = Math.floor(maxBytes / BATCH_BUDGET_SHARE / average);
     batch = Math.max(1, Math.min(MAX_BATCH_ROWS, byBudget, maxRows + 1 - rows.length));
