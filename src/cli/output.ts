@@ -55,7 +55,6 @@ export function displayCell(value: CellValue): string {
   if (value === null) return pc.dim(NULL_MARK);
   const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   const cut = cutGraphemes(text, DISPLAY_MAX_CELL);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are the point here
   return cut.replace(/\r\n|[\n\r\t\u0000-\u001f\u007f]/g, (c) =>
     pc.dim(c === '\t' ? '⇥' : c === '\n' || c === '\r\n' || c === '\r' ? '↵' : '�'),
   );
