@@ -26,6 +26,9 @@ export interface PostgresConnectorOptions {
 const POOL_MAX = 3;
 /** Connection attempts give up after this many milliseconds (then `db_unreachable`). */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** Cancels sent (this many, {@link CANCEL_REPEAT_MS} apart) while the execution still runs. */
+const CANCEL_REPEATS = 4;
+const CANCEL_REPEAT_MS = 200;
 /** Most calls waiting for a free pooled connection; one more is refused at once with `db_busy`. */
 export const POOL_QUEUE_MAX = 16;
 /** Longest wait for a free pooled connection (then `db_busy`); the statement timeout if longer. */
@@ -298,9 +301,16 @@ async function cancelBackend(url: string, client: pg.PoolClient, isActive: () =>
   const pid = (client as unknown as { processID?: number | null }).processID;
   if (!pid) return;
   const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // The server may end this short-lived session (shutdown, dropped database): never an unhandled error.
+  canceller.on('error', () => {});
   try {
     await canceller.connect();
-    if (isActive()) await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    // A cancel that lands between two statements of the execution stops nothing; the execution
+    // checks its signal before each statement, and this repeats the cancel while it still runs.
+    for (let i = 0; i < CANCEL_REPEATS && isActive(); i += 1) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, CANCEL_REPEAT_MS));
+      if (isActive()) await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    }
   } catch {
     // the statement may have finished already, or the server is gone: nothing to cancel
   } finally {

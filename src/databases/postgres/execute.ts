@@ -100,6 +100,17 @@ const MAX_BATCH_ROWS = 1000;
  */
 const BATCH_BUDGET_SHARE = 8;
 
+/**
+ * Throws PostgreSQL's own "query_canceled" (SQLSTATE 57014) when the caller aborted: a cancel that
+ * arrived between two statements (the backend was idle, so `pg_cancel_backend` had nothing to
+ * stop) must still stop the next one.
+ */
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
+  }
+}
+
 /** UTF-8 size of one raw row (SQL NULL counts 0). */
 function rowBytes(row: (string | null)[]): number {
   let bytes = 0;
@@ -130,6 +141,7 @@ async function gather(
   let bytes = 0;
   let batch = Math.min(maxRows + 1, FIRST_BATCH_ROWS);
   for (;;) {
+    throwIfAborted(signal);
     const raw = await session.queryRaw(`FETCH ${batch} FROM ${CURSOR}`);
     fields ??= raw.fields;
     for (const row of raw.rows) {
@@ -140,8 +152,6 @@ async function gather(
       rows.push(row);
     }
     if (raw.rows.length < batch) return { fields, rows };
-    if (signal?.aborted)
-      throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
     const average = Math.max(1, bytes / Math.max(1, rows.length));
     const byBudget = Math.floor(maxBytes / BATCH_BUDGET_SHARE / average);
     batch = Math.max(1, Math.min(MAX_BATCH_ROWS, byBudget, maxRows + 1 - rows.length));
