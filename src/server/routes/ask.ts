@@ -11,6 +11,7 @@ import type { AskOutcome, Step } from '../../core/steps.js';
 import { chartFor } from '../chart.js';
 import { type AppEnv, errorBody, sendError } from '../context.js';
 import type { ServerDeps } from '../deps.js';
+import { streamJsonResponse } from '../json-stream.js';
 import { AskBodySchema, AskResponseSchema, errorResponses } from '../schemas.js';
 
 const route = createRoute({
@@ -112,7 +113,8 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
           if (step.type === 'done') outcome = step.outcome;
         }
         if (!outcome) throw new Error('the pipeline ended without an outcome');
-        return c.json(askDocument(outcome), 200);
+        // Streamed row by row: a result near the byte budget is never one giant string (issue 14).
+        return streamJsonResponse(askDocument(outcome)) as never;
       } catch (error) {
         return sendError(c, error) as never;
       }
