@@ -215,6 +215,21 @@ describe('one value model on every surface', () => {
   }, 60_000);
 });
 
+describe('sql accepts what users type', () => {
+  it('a statement starting with a -- or /* */ comment, and - for stdin', async () => {
+    const dashed = await runCliInProcess(['sql', '--json', '-- the answer\nSELECT 42 AS answer'], { env });
+    expect(dashed.stderr).toBe('');
+    expect(JSON.parse(dashed.stdout).rows).toEqual([[42]]);
+    const block = await runCliInProcess(['sql', '/* c */ SELECT 7 AS seven', '--json'], { env });
+    expect(JSON.parse(block.stdout).rows).toEqual([[7]]);
+    const piped = await runCliInProcess(['sql', '--json', '-'], {
+      env,
+      input: '-- from stdin\nSELECT 1 AS one',
+    });
+    expect(JSON.parse(piped.stdout).rows).toEqual([[1]]);
+  }, 60_000);
+});
+
 describe('HTTP', () => {
   let runtime: Runtime;
   let app: ReturnType<typeof createApp>;
