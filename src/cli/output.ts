@@ -116,8 +116,11 @@ export async function writeJsonStreaming(io: CliIO, document: Record<string, unk
         continue;
       }
       await write('[');
-      for (const [i, row] of value.entries())
-        await write(`${i === 0 ? '' : ','}\n    ${JSON.stringify(row)}`);
+      for (const [i, row] of value.entries()) {
+        // Separate writes: no second copy of a large row in a concatenated string.
+        await write(i === 0 ? '\n    ' : ',\n    ');
+        await write(JSON.stringify(row));
+      }
       await write('\n  ]');
     } else {
       await write(JSON.stringify(value, null, 2)!.replace(/\n/g, '\n  '));

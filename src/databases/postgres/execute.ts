@@ -91,14 +91,14 @@ export function sessionSettings(timeoutMs: number, enforceTimeout: boolean): str
 }
 
 /** Rows of the first FETCH (before the average row size is known). */
-const FIRST_BATCH_ROWS = 16;
+const FIRST_BATCH_ROWS = 8;
 /** Most rows of one FETCH. */
 const MAX_BATCH_ROWS = 1000;
 /**
- * Each FETCH after the first asks for about this share of the byte budget (1/8), so the rows
- * held while the budget is checked overshoot it by at most one eighth (plus one row).
+ * Each FETCH after the first asks for about this share of the byte budget (1/16), so the rows
+ * held while the budget is checked overshoot it by at most one sixteenth (plus one row).
  */
-const BATCH_BUDGET_SHARE = 8;
+const BATCH_BUDGET_SHARE = 16;
 
 /**
  * Throws PostgreSQL's own "query_canceled" (SQLSTATE 57014) when the caller aborted: a cancel that
