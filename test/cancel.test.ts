@@ -95,6 +95,31 @@ describe.skipIf(!TEST_DATABASE_URL)('cancellation reaches the server', () => {
     }
   }, 60_000);
 
+  it('Ctrl-C on `ask`: the statement is gone within 1 s and the CLI exits 130', async () => {
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'ask', '--db', temp.url, 'count everything'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        SQLRECALL_HOME: home,
+        OLLAMA_HOST: model.url,
+        SQLRECALL_MEMORY: 'off',
+        SQLRECALL_STATEMENT_TIMEOUT_MS: '120000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      await waitFor(async () => (await running()) === 1, 30_000);
+      child.kill('SIGINT');
+      const gone = await waitFor(async () => (await running()) === 0, 5_000);
+      expect(gone).toBeLessThan(1000);
+      expect(await exited).toBe(130);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
   describe('HTTP', () => {
     let runtime: Runtime;
     let app: ReturnType<typeof createApp>;
