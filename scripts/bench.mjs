@@ -70,6 +70,15 @@ const REGISTRY = [
     quick: ['--quick'],
     full: [],
   },
+  {
+    name: 'large-result',
+    title:
+      'Large results: the 600 × 1 MB query through sql --json and POST /api/ask (peak RSS vs. the byte budget)',
+    script: 'bench/large-result.ts',
+    quick: ['--quick'],
+    full: [],
+    needsServer: true,
+  },
 ];
 
 function run(cmd, argv, env = {}) {

@@ -65,6 +65,7 @@ describe('sqlrecall CLI', () => {
       question: 'which customers are from India?',
       sql: "SELECT name FROM customers WHERE country = 'India' ORDER BY name",
       columns: ['name'],
+      columnTypes: ['text'], // issue 14: JSON results carry the column types
       rows: [['Asha'], ['Dev']],
       rowCount: 2,
       truncated: false,

@@ -30,6 +30,8 @@ export interface AssistantOptions {
   maxRows?: number;
   /** Statement timeout in ms (default 30000). */
   statementTimeoutMs?: number;
+  /** Byte budget per result (default: the connector's, 64 MiB). */
+  maxResultBytes?: number;
   /** Repairs after a database error (default 2). */
   maxRepairs?: number;
   /** Most tokens for the SQL reply (default 1024) and for the answer (default 400). */
@@ -171,6 +173,7 @@ export class Assistant {
         allowTables: this.options.allowTables,
         maxRows: this.options.maxRows ?? 1000,
         statementTimeoutMs: this.options.statementTimeoutMs ?? 30_000,
+        maxResultBytes: this.options.maxResultBytes,
         maxRepairs: this.options.maxRepairs ?? 2,
         maxTokens: this.options.sqlMaxTokens ?? 1024,
         signal: input.signal,

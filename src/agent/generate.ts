@@ -23,6 +23,8 @@ export interface GenerateInput {
   messages: ChatMessage[];
   maxRows: number;
   statementTimeoutMs: number;
+  /** Byte budget per result (default: the connector's, 64 MiB). */
+  maxResultBytes?: number;
   /** Repairs after an unknown name or a database error (0 = none; the CLI default is 2). */
   maxRepairs: number;
   /** Most tokens for the SQL reply. */
@@ -144,6 +146,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       const result = await input.db.execute(sql, {
         maxRows: input.maxRows,
         timeoutMs: input.statementTimeoutMs,
+        ...(input.maxResultBytes !== undefined ? { maxBytes: input.maxResultBytes } : {}),
         signal: input.signal,
       });
       attempts.push({ sql });

@@ -6,6 +6,7 @@ import Table from 'cli-table3';
 import type { SqlrecallError } from '../core/errors.js';
 import type { CellValue, QueryResult } from '../core/ports.js';
 import { redactSecrets } from '../core/redact.js';
+import { formatBytes } from '../databases/postgres/execute.js';
 import { pc } from './colors.js';
 import type { CliIO } from './io.js';
 
@@ -14,35 +15,118 @@ export const DISPLAY_MAX_ROWS = 200;
 /** Widest cell printed before it is cut with an ellipsis (display only). */
 export const DISPLAY_MAX_CELL = 60;
 
-/** Text of one cell for display. */
-export function displayCell(value: CellValue): string {
-  let text: string;
-  if (value === null) text = 'NULL';
-  else if (typeof value === 'object') text = JSON.stringify(value);
-  else text = String(value);
-  text = text.replace(/\s+/g, ' ');
-  return text.length > DISPLAY_MAX_CELL ? `${text.slice(0, DISPLAY_MAX_CELL - 1)}…` : text;
+/** How SQL NULL is shown in a table: a dimmed `∅`, never the text `NULL` nor an empty cell. */
+export const NULL_MARK = '∅';
+
+/** Column types shown right-aligned (numbers). */
+const NUMERIC_TYPES = /^(int[248]|numeric|float[48]|money|oid)$/;
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * Cuts `text` to at most `max` user-perceived characters (grapheme clusters, so an emoji, a flag
+ * or a letter with combining marks is never split), ending with `…` when cut.
+ */
+export function cutGraphemes(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Only the first `max` graphemes matter: segment a bounded prefix, not a 1 MB value.
+  const prefix = text.slice(0, Math.max(max * 16, 1024));
+  const kept: string[] = [];
+  let count = 0;
+  for (const { segment } of graphemes.segment(prefix)) {
+    count += 1;
+    if (count > max) {
+      kept.length = max - 1;
+      return `${kept.join('')}…`;
+    }
+    kept.push(segment);
+  }
+  if (prefix.length === text.length) return text;
+  kept.length = Math.max(0, max - 1);
+  return `${kept.join('')}…`;
 }
 
-/** Prints a result as a table, with row counts and the truncation note. */
-export function printResult(io: CliIO, result: QueryResult, maxRows: number): void {
+/**
+ * Text of one cell for display (README "How values reach you"): NULL → dimmed `∅`; objects and
+ * arrays as JSON; newline → `↵`, tab → `⇥` and other control characters → `�` (dimmed), so a value
+ * never breaks the table's rows; long values cut grapheme-safely to {@link DISPLAY_MAX_CELL}.
+ */
+export function displayCell(value: CellValue): string {
+  if (value === null) return pc.dim(NULL_MARK);
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const cut = cutGraphemes(text, DISPLAY_MAX_CELL);
+  return cut.replace(/\r\n|[\n\r\t\u0000-\u001f\u007f]/g, (c) =>
+    pc.dim(c === '\t' ? '⇥' : c === '\n' || c === '\r\n' || c === '\r' ? '↵' : '�'),
+  );
+}
+
+/** Prints a result as a table (numbers right-aligned), with row counts and the truncation note. */
+export function printResult(io: CliIO, result: QueryResult, maxRows: number, maxBytes?: number): void {
   const table = new Table({
     head: result.columns.map((c) => c.name),
     style: { head: [], border: [], compact: true },
     wordWrap: false,
   });
-  for (const row of result.rows.slice(0, DISPLAY_MAX_ROWS)) table.push(row.map(displayCell));
+  const right = result.columns.map((c) => NUMERIC_TYPES.test(c.type));
+  for (const row of result.rows.slice(0, DISPLAY_MAX_ROWS)) {
+    table.push(
+      row.map((value, i) =>
+        right[i] && value !== null
+          ? { content: displayCell(value), hAlign: 'right' as const }
+          : displayCell(value),
+      ),
+    );
+  }
   if (result.columns.length > 0) io.stdout.write(`${table.toString()}\n`);
   const shown = Math.min(result.rowCount, DISPLAY_MAX_ROWS);
   const notes: string[] = [`${result.rowCount} row${result.rowCount === 1 ? '' : 's'}`];
   if (shown < result.rowCount) notes.push(`${shown} shown (use --json for all)`);
-  if (result.truncated) notes.push(`stopped at the row cap of ${maxRows}; raise it with --max-rows`);
+  if (result.truncated && result.truncatedReason === 'max_bytes') {
+    const budget = maxBytes === undefined ? 'the result byte budget' : `the ${formatBytes(maxBytes)} budget`;
+    notes.push(`stopped at ${budget}; raise it with --max-result-bytes`);
+  } else if (result.truncated) {
+    notes.push(`stopped at the row cap of ${maxRows}; raise it with --max-rows`);
+  }
   io.stdout.write(`${pc.dim(`(${notes.join('; ')})`)}\n`);
 }
 
 /** Prints SQL, indented. */
 export function printSql(io: CliIO, sql: string): void {
   io.stdout.write(`${pc.cyan(sql)}\n`);
+}
+
+/**
+ * Writes one JSON document to stdout like {@link printJson}, but the `rows` array one row per
+ * write (waiting for the stream to drain), so a large result never becomes one giant string.
+ */
+export async function writeJsonStreaming(io: CliIO, document: Record<string, unknown>): Promise<void> {
+  const write = (text: string): Promise<void> =>
+    io.stdout.write(text)
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          io.stdout.once('drain', resolve);
+        });
+  const entries = Object.entries(document).filter(([, value]) => value !== undefined);
+  await write('{');
+  for (const [index, [key, value]] of entries.entries()) {
+    await write(`${index === 0 ? '' : ','}\n  ${JSON.stringify(key)}: `);
+    if (key === 'rows' && Array.isArray(value)) {
+      if (value.length === 0) {
+        await write('[]');
+        continue;
+      }
+      await write('[');
+      for (const [i, row] of value.entries()) {
+        // Separate writes: no second copy of a large row in a concatenated string.
+        await write(i === 0 ? '\n    ' : ',\n    ');
+        await write(JSON.stringify(row));
+      }
+      await write('\n  ]');
+    } else {
+      await write(JSON.stringify(value, null, 2)!.replace(/\n/g, '\n  '));
+    }
+  }
+  await write('\n}\n');
 }
 
 /** Writes one JSON document to stdout. */

@@ -30,6 +30,7 @@ export interface GlobalOptions {
   home?: string;
   maxRows?: string;
   timeoutMs?: string;
+  maxResultBytes?: string;
   schemas?: string;
   numCtx?: string;
   maxRepairs?: string;
@@ -57,6 +58,7 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       home: opts.home,
       maxRows: opts.maxRows,
       statementTimeoutMs: opts.timeoutMs,
+      maxResultBytes: opts.maxResultBytes,
       schemas: opts.schemas,
       numCtx: opts.numCtx,
       maxRepairs: opts.maxRepairs,
@@ -94,6 +96,7 @@ Configuration (flags win over environment, environment over .env):
   SQLRECALL_HOME          data folder, default ~/.sqlrecall
   SQLRECALL_MAX_ROWS      row cap, default 1000
   SQLRECALL_STATEMENT_TIMEOUT_MS  default 30000
+  SQLRECALL_MAX_RESULT_BYTES  byte budget per result, default 67108864 (64 MiB)
   MEMORY_DATABASE_URL     memory store: postgres:// with pgvector; default embedded under SQLRECALL_HOME
   SQLRECALL_TEAM          team whose shared memories apply
   SQLRECALL_MEMORY        on (default) or off
@@ -117,6 +120,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--home <dir>', 'data folder [SQLRECALL_HOME]')
     .option('--max-rows <n>', 'row cap per query [SQLRECALL_MAX_ROWS]')
     .option('--timeout-ms <ms>', 'statement timeout [SQLRECALL_STATEMENT_TIMEOUT_MS]')
+    .option('--max-result-bytes <n>', 'byte budget per result, default 64 MiB [SQLRECALL_MAX_RESULT_BYTES]')
     .option('--schemas <list>', 'schemas to read, comma-separated [SQLRECALL_SCHEMAS]')
     .option('--team <id>', 'team whose shared memories apply [SQLRECALL_TEAM]')
     .option('--no-memory', 'no long-term memory for this run [SQLRECALL_MEMORY=off]')
@@ -190,6 +194,8 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .command('sql')
     .description('run one statement through the same read-only guard and execution (no model)')
     .argument('<sql...>', 'the statement; use - to read it from stdin')
+    // A statement may start with a `--` or `/* */` comment: an unknown "option" is part of it.
+    .allowUnknownOption()
     .action(async function (this: Command, words: string[]) {
       setExit(await runSql(io, this.optsWithGlobals(), words.join(' ')));
     });

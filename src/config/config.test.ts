@@ -27,9 +27,13 @@ describe('loadConfig', () => {
       embedModel: 'all-minilm',
       maxRows: 1000,
       statementTimeoutMs: 30_000,
+      maxResultBytes: 64 * 1024 * 1024,
       schemas: [],
       maxRepairs: 2,
     });
+    expect(loadConfig({ env: { SQLRECALL_MAX_RESULT_BYTES: '2048' }, cwd: emptyDir() }).maxResultBytes).toBe(
+      2048,
+    );
     expect(config.home.endsWith('.sqlrecall')).toBe(true);
     expect(config.user.length).toBeGreaterThan(0);
   });

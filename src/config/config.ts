@@ -31,6 +31,11 @@ export interface Config {
   maxRows: number;
   /** Statement timeout in milliseconds. Default 30000 (30 s). */
   statementTimeoutMs: number;
+  /**
+   * Byte budget of one result (UTF-8 text of its values), enforced while rows stream from the
+   * cursor. Default 64 MiB (issue 14).
+   */
+  maxResultBytes: number;
   /** Schemas to introspect; empty → every non-system schema. */
   schemas: string[];
   /** Fixed model context (`num_ctx`); undefined → sized to each prompt. */
@@ -130,6 +135,12 @@ export const SETTINGS: Record<keyof Config, Setting> = {
   },
   home: { env: 'SQLRECALL_HOME', flag: '--home', schema: name, describe: 'data folder' },
   maxRows: { env: 'SQLRECALL_MAX_ROWS', flag: '--max-rows', schema: int(1, 1_000_000), describe: 'row cap' },
+  maxResultBytes: {
+    env: 'SQLRECALL_MAX_RESULT_BYTES',
+    flag: '--max-result-bytes',
+    schema: int(1024, 1024 ** 4),
+    describe: 'result byte budget',
+  },
   statementTimeoutMs: {
     env: 'SQLRECALL_STATEMENT_TIMEOUT_MS',
     flag: '--timeout-ms',
@@ -268,6 +279,7 @@ function defaults(): Record<keyof Config, unknown> {
     user,
     home: join(homedir(), '.sqlrecall'),
     maxRows: 1000,
+    maxResultBytes: 64 * 1024 * 1024,
     statementTimeoutMs: 30_000,
     schemas: '',
     numCtx: undefined,

@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'too_large'
-  | 'internal';
+  | 'internal'
+  | 'db_busy'
+  | 'result_too_large';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -48,6 +50,11 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   forbidden: { exitCode: 2, httpStatus: 403 },
   too_large: { exitCode: 2, httpStatus: 413 },
   internal: { exitCode: 1, httpStatus: 500 },
+  // Issue 14: every pooled connection is running a query and the wait queue is full or timed out
+  // (the database itself answers: this is not db_unreachable).
+  db_busy: { exitCode: 4, httpStatus: 503 },
+  // Issue 14: not even one row fits in the result byte budget (--max-result-bytes).
+  result_too_large: { exitCode: 4, httpStatus: 422 },
 };
 
 /** Extra, structured facts about an error (never secrets). */

@@ -82,8 +82,10 @@ export interface QueryResult {
   rows: CellValue[][];
   /** Rows returned (never more than the cap). */
   rowCount: number;
-  /** True when the statement had more rows than `maxRows`. */
+  /** True when the statement had more rows than `maxRows`, or its rows exceeded `maxBytes`. */
   truncated: boolean;
+  /** Why the rows stop early (set only when `truncated`): the row cap or the byte budget. */
+  truncatedReason?: 'max_rows' | 'max_bytes';
   durationMs: number;
 }
 
@@ -93,8 +95,19 @@ export interface ExecuteOptions {
   maxRows: number;
   /** Server-side statement timeout in milliseconds (not enforced by PGlite). */
   timeoutMs: number;
+  /**
+   * Byte budget of the result: the sum of the UTF-8 lengths of every value's text form, counted
+   * while rows stream from the cursor. Past it the result is truncated (`truncatedReason:
+   * 'max_bytes'`), or refused with `result_too_large` when not even the first row fits.
+   * Default {@link DEFAULT_MAX_RESULT_BYTES} (64 MiB).
+   */
+  maxBytes?: number;
+  /** Aborting cancels the running statement on the server (pg_cancel_backend). */
   signal?: AbortSignal;
 }
+
+/** Default byte budget of one result (64 MiB, sized for a laptop; issue 14). */
+export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link DatabaseConnector.introspect}. */
 export interface IntrospectOptions {

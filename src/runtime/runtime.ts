@@ -143,6 +143,7 @@ export class Runtime {
         db.introspect({ schemas: this.config.schemas.length ? this.config.schemas : undefined }),
       maxRows: this.config.maxRows,
       statementTimeoutMs: this.config.statementTimeoutMs,
+      maxResultBytes: this.config.maxResultBytes,
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
     });

@@ -13,7 +13,11 @@ export interface ChartSpec {
   series: string[];
 }
 
-/** Type names (as the server reports them) that are numbers. */
+/**
+ * Type names (as the server reports them) that are numbers. int8, numeric and money values arrive
+ * as exact decimal strings (money without its currency symbol: `-1234.56`, issue 14), which the
+ * chart reads with `Number()`.
+ */
 const NUMERIC = new Set([
   'int2',
   'int4',

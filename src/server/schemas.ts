@@ -126,9 +126,12 @@ export const AskResponseSchema = z
     question: z.string(),
     sql: z.string().nullable(),
     columns: z.array(z.object({ name: z.string(), type: z.string() })),
+    /** Type name of each column (issue 14 value contract; README "How values reach you"). */
+    columnTypes: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),
     rowCount: z.number(),
     truncated: z.boolean(),
+    truncatedReason: z.enum(['max_rows', 'max_bytes']).optional(),
     answer: z.string().nullable(),
     appliedMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
     attempts: z.array(z.object({ sql: z.string(), error: z.string().optional() })),

@@ -8,6 +8,7 @@ import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
+import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, printSql } from '../output.js';
 import { configFrom, type GlobalOptions } from '../program.js';
@@ -18,9 +19,13 @@ export interface AskJson {
   question: string;
   sql: string | null;
   columns: string[];
+  /** Type name of each column as the server reports it (`int8`, `jsonb`, …); issue 14. */
+  columnTypes: string[];
   rows: QueryResult['rows'];
   rowCount: number;
   truncated: boolean;
+  /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
+  truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string | null;
   appliedMemories: { id: string; kind: string; text: string }[];
   attempts: Attempt[];
@@ -42,6 +47,8 @@ export interface AnswerOptions {
   json: boolean;
   user: string;
   maxRows: number;
+  /** Byte budget per result, for the truncation note. */
+  maxResultBytes?: number;
   skipAnswer?: boolean;
   signal?: AbortSignal;
   team?: string;
@@ -70,6 +77,7 @@ export async function answerQuestion(
     question,
     sql: null,
     columns: [],
+    columnTypes: [],
     rows: [],
     rowCount: 0,
     truncated: false,
@@ -107,8 +115,10 @@ export async function answerQuestion(
           doc.columns = step.result.columns.map((c) => c.name);
           doc.rows = step.result.rows;
           doc.rowCount = step.result.rowCount;
+          doc.columnTypes = step.result.columns.map((c) => c.type);
           doc.truncated = step.result.truncated;
-          if (human) printResult(io, step.result, options.maxRows);
+          if (step.result.truncatedReason !== undefined) doc.truncatedReason = step.result.truncatedReason;
+          if (human) printResult(io, step.result, options.maxRows, options.maxResultBytes);
           if (!options.skipAnswer) spinner.start('Writing the answer…');
           break;
         case 'answer_token':
@@ -185,6 +195,7 @@ export async function runAsk(
 ): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
+  const interrupt = onInterrupt(io);
   try {
     const config = configFrom(io, opts);
     runtime = new Runtime(config, { warn: warnTo(io) });
@@ -194,21 +205,26 @@ export async function runAsk(
       const memory = await runtime.memory();
       conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
     }
-    return await answerQuestion(io, assistant, question, {
+    const code = await answerQuestion(io, assistant, question, {
       json,
       user: config.user,
       team: config.team,
       maxRows: config.maxRows,
+      maxResultBytes: config.maxResultBytes,
+      signal: interrupt.signal,
       skipAnswer: opts.answer === false,
       conversationId,
       without: opts.without,
     });
+    // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
+    return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;
   } catch (error) {
     const err = toSqlrecallError(error);
     printError(io, err);
     if (json) printJson(io, { question, error: errorJson(err) });
-    return err.exitCode;
+    return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
   } finally {
+    interrupt.dispose();
     await runtime?.close();
   }
 }

@@ -1,13 +1,17 @@
 /**
  * `sqlrecall sql "<SQL>"`: one statement through the same guard and read-only execution as `ask`,
- * without a model. `-` reads the statement from stdin.
+ * without a model. `-` reads the statement from stdin; a statement may begin with a `--` or `/*`
+ * comment. `--json` streams one JSON document (row by row, never one giant string). Ctrl-C
+ * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import type { QueryResult } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { guardSql } from '../../sql/guard.js';
+import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson, printResult } from '../output.js';
+import { errorJson, printError, printJson, printResult, writeJsonStreaming } from '../output.js';
 import { configFrom, type GlobalOptions } from '../program.js';
 
 async function readStdin(io: CliIO): Promise<string> {
@@ -23,11 +27,25 @@ export function refusal(reason: string, rule: string): SqlrecallError {
   });
 }
 
+/** The `sql --json` document (README "How values reach you"). */
+export function sqlJson(sql: string, result: QueryResult): Record<string, unknown> {
+  return {
+    sql,
+    columns: result.columns.map((c) => c.name),
+    columnTypes: result.columns.map((c) => c.type),
+    rows: result.rows,
+    rowCount: result.rowCount,
+    truncated: result.truncated,
+    ...(result.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
+  };
+}
+
 /** Runs `sql`. */
 export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
   let sql = given;
+  const interrupt = onInterrupt(io);
   try {
     const config = configFrom(io, opts);
     if (sql.trim() === '-') sql = await readStdin(io);
@@ -47,25 +65,19 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
     const result = await db.execute(verdict.sql, {
       maxRows: config.maxRows,
       timeoutMs: config.statementTimeoutMs,
+      maxBytes: config.maxResultBytes,
+      signal: interrupt.signal,
     });
-    if (json) {
-      printJson(io, {
-        sql: verdict.sql,
-        columns: result.columns.map((c) => c.name),
-        rows: result.rows,
-        rowCount: result.rowCount,
-        truncated: result.truncated,
-      });
-    } else {
-      printResult(io, result, config.maxRows);
-    }
+    if (json) await writeJsonStreaming(io, sqlJson(verdict.sql, result));
+    else printResult(io, result, config.maxRows, config.maxResultBytes);
     return 0;
   } catch (error) {
     const err = toSqlrecallError(error);
     printError(io, err);
     if (json) printJson(io, { sql, error: errorJson(err) });
-    return err.exitCode;
+    return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
   } finally {
+    interrupt.dispose();
     await runtime?.close();
   }
 }

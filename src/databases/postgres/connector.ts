@@ -26,6 +26,13 @@ export interface PostgresConnectorOptions {
 const POOL_MAX = 3;
 /** Connection attempts give up after this many milliseconds (then `db_unreachable`). */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** Cancels sent (this many, {@link CANCEL_REPEAT_MS} apart) while the execution still runs. */
+const CANCEL_REPEATS = 4;
+const CANCEL_REPEAT_MS = 200;
+/** Most calls waiting for a free pooled connection; one more is refused at once with `db_busy`. */
+export const POOL_QUEUE_MAX = 16;
+/** Longest wait for a free pooled connection (then `db_busy`); the statement timeout if longer. */
+const POOL_WAIT_MS = 30_000;
 
 /**
  * Extra time after `timeoutMs` before the client cancels the backend itself (the server's
@@ -60,13 +67,35 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
   // An idle client losing its connection emits 'error' on the pool; without a listener Node exits.
   pool.on('error', () => {});
   const types = new TypeNameCache();
+  const slots = new PoolSlots(POOL_MAX, POOL_QUEUE_MAX);
 
-  const connect = async (): Promise<pg.PoolClient> => {
+  /**
+   * A pooled connection: first a free slot (waiting in a bounded queue → `db_busy` when it is
+   * full or the wait ends), then the connection itself (→ `db_unreachable` when the server does
+   * not answer within {@link CONNECT_TIMEOUT_MS}). Call the returned `release` exactly once.
+   */
+  const connect = async (
+    waitMs = POOL_WAIT_MS,
+    signal?: AbortSignal,
+  ): Promise<{ client: pg.PoolClient; release: (broken?: boolean) => void }> => {
+    await slots.acquire(waitMs, signal);
+    let client: pg.PoolClient;
     try {
-      return await pool.connect();
+      client = await pool.connect();
     } catch (error) {
+      slots.release();
       throw unreachableError(displayName, error);
     }
+    let released = false;
+    return {
+      client,
+      release: (broken = false) => {
+        if (released) return;
+        released = true;
+        client.release(broken);
+        slots.release();
+      },
+    };
   };
 
   return {
@@ -74,18 +103,18 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
     displayName,
 
     async ping(): Promise<void> {
-      const client = await connect();
+      const { client, release } = await connect();
       try {
         await client.query('SELECT 1');
-        client.release();
+        release();
       } catch (error) {
-        client.release(true);
+        release(true);
         throw unreachableError(displayName, error);
       }
     },
 
     async introspect(introspectOptions: IntrospectOptions = {}): Promise<Schema> {
-      const client = await connect();
+      const { client, release } = await connect();
       let broken = false;
       try {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -101,14 +130,20 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         );
         throw queryError(error, { displayName });
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
 
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       const { signal } = executeOptions;
       if (signal?.aborted) throw queryError({ code: '57014' }, { displayName, aborted: true });
-      const client = await connect();
+      let connection: Awaited<ReturnType<typeof connect>>;
+      try {
+        connection = await connect(Math.max(POOL_WAIT_MS, executeOptions.timeoutMs), signal);
+      } catch (error) {
+        throw signal?.aborted ? queryError({ code: '57014' }, { displayName, aborted: true }) : error;
+      }
+      const { client, release } = connection;
       let broken = false;
       const session: ReadOnlySession = {
         query: (text, params) => client.query(text, params),
@@ -161,7 +196,7 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         active = false;
         clearTimeout(watchdog);
         signal?.removeEventListener('abort', onAbort);
-        client.release(broken);
+        release(broken);
       }
     },
 
@@ -169,6 +204,91 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
       await pool.end();
     },
   };
+}
+
+/**
+ * Counts pooled connections in use and queues callers for a free one, with a bound on the queue
+ * and on the wait. pg's own pool queue would wait up to `connectionTimeoutMillis` and then report
+ * a timeout indistinguishable from an unreachable server; here a busy pool is `db_busy`.
+ */
+export class PoolSlots {
+  private inUse = 0;
+  private readonly waiting: { grant: () => void }[] = [];
+
+  /**
+   * @param size connections of the pool
+   * @param queueMax most callers waiting at once
+   */
+  constructor(
+    private readonly size: number,
+    private readonly queueMax: number,
+  ) {}
+
+  /** Slots in use now. */
+  get busy(): number {
+    return this.inUse;
+  }
+
+  /**
+   * Takes a slot, waiting up to `waitMs` for one.
+   * @throws SqlrecallError `db_busy` when the queue is full or the wait ends; the signal's abort
+   *   rejects with `db_busy` too (the caller maps it)
+   */
+  async acquire(waitMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.inUse < this.size && this.waiting.length === 0) {
+      this.inUse += 1;
+      return;
+    }
+    if (this.waiting.length >= this.queueMax) throw this.busyError(waitMs);
+    await new Promise<void>((resolve, reject) => {
+      const entry = {
+        grant: () => {
+          cleanup();
+          this.inUse += 1;
+          resolve();
+        },
+      };
+      const drop = (): void => {
+        const index = this.waiting.indexOf(entry);
+        if (index >= 0) this.waiting.splice(index, 1);
+        cleanup();
+        reject(this.busyError(waitMs));
+      };
+      const timer = setTimeout(drop, waitMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', drop);
+      };
+      signal?.addEventListener('abort', drop, { once: true });
+      this.waiting.push(entry);
+    });
+  }
+
+  /** Returns a slot; the longest waiter gets it. */
+  release(): void {
+    this.inUse = Math.max(0, this.inUse - 1);
+    const next = this.waiting.shift();
+    if (next) next.grant();
+  }
+
+  private busyError(waitMs: number): SqlrecallError {
+    const queued = this.waiting.length;
+    return new SqlrecallError(
+      'db_busy',
+      `The database connection pool is busy: ${this.inUse} queries running${
+        queued > 0 ? `, ${queued} waiting` : ''
+      }.`,
+      {
+        details: {
+          running: this.inUse,
+          waiting: queued,
+          waitMs,
+          retryable: true,
+          hint: 'Try again when the running queries finish.',
+        },
+      },
+    );
+  }
 }
 
 /**
@@ -181,9 +301,16 @@ async function cancelBackend(url: string, client: pg.PoolClient, isActive: () =>
   const pid = (client as unknown as { processID?: number | null }).processID;
   if (!pid) return;
   const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // The server may end this short-lived session (shutdown, dropped database): never an unhandled error.
+  canceller.on('error', () => {});
   try {
     await canceller.connect();
-    if (isActive()) await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    // A cancel that lands between two statements of the execution stops nothing; the execution
+    // checks its signal before each statement, and this repeats the cancel while it still runs.
+    for (let i = 0; i < CANCEL_REPEATS && isActive(); i += 1) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, CANCEL_REPEAT_MS));
+      if (isActive()) await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    }
   } catch {
     // the statement may have finished already, or the server is gone: nothing to cancel
   } finally {

@@ -1,9 +1,11 @@
 /**
  * The read-only execution recipe shared by both connectors: one READ ONLY transaction with a
- * statement timeout, the statement behind a NO SCROLL cursor so at most `maxRows + 1` rows ever
- * leave the server, values converted from their text form, and ROLLBACK always.
+ * statement timeout, the statement behind a NO SCROLL cursor whose rows are fetched in batches under
+ * the row cap and the byte budget (the rest never leaves the server), values converted from their text
+ * form, and ROLLBACK always.
  */
-import type { ExecuteOptions, QueryResult } from '../../core/ports.js';
+import { SqlrecallError } from '../../core/errors.js';
+import { DEFAULT_MAX_RESULT_BYTES, type ExecuteOptions, type QueryResult } from '../../core/ports.js';
 import type { Queryable } from './queryable.js';
 import type { TypeNameCache } from './type-names.js';
 import { convertValue } from './values.js';
@@ -83,15 +85,88 @@ export function sessionSettings(timeoutMs: number, enforceTimeout: boolean): str
     `SET LOCAL DateStyle = 'ISO, YMD'`,
     `SET LOCAL IntervalStyle = 'postgres'`,
     `SET LOCAL bytea_output = 'hex'`,
+    // money prints as `$1,234.56` / `-$1,234.56` in the C locale; convertValue strips `$` and `,`.
+    `SET LOCAL lc_monetary = 'C'`,
   ];
 }
 
+/** Rows of the first FETCH (before the average row size is known). */
+const FIRST_BATCH_ROWS = 8;
+/** Most rows of one FETCH. */
+const MAX_BATCH_ROWS = 1000;
 /**
- * Runs one guarded statement read-only. Errors propagate as thrown by the driver (the connector
- * maps them); the transaction is rolled back in every case.
+ * Each FETCH after the first asks for about this share of the byte budget (1/16), so the rows
+ * held while the budget is checked overshoot it by at most one sixteenth (plus one row).
+ */
+const BATCH_BUDGET_SHARE = 16;
+
+/**
+ * Throws PostgreSQL's own "query_canceled" (SQLSTATE 57014) when the caller aborted: a cancel that
+ * arrived between two statements (the backend was idle, so `pg_cancel_backend` had nothing to
+ * stop) must still stop the next one.
+ */
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
+  }
+}
+
+/** UTF-8 size of one raw row (SQL NULL counts 0). */
+function rowBytes(row: (string | null)[]): number {
+  let bytes = 0;
+  for (const value of row) if (value !== null) bytes += Buffer.byteLength(value, 'utf8');
+  return bytes;
+}
+
+/** Raw rows gathered under the row cap and the byte budget. */
+interface Gathered {
+  fields: RawResult['fields'];
+  rows: (string | null)[][];
+  truncatedReason?: 'max_rows' | 'max_bytes';
+}
+
+/**
+ * Fetches rows from the open cursor in batches sized from the average row so far, stopping at
+ * `maxRows` (one more row is fetched to detect truncation) or when the next row would pass
+ * `maxBytes`. The server keeps the rest; the rollback closes the cursor.
+ */
+async function gather(
+  session: ReadOnlySession,
+  maxRows: number,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<Gathered> {
+  const rows: (string | null)[][] = [];
+  let fields: RawResult['fields'] | undefined;
+  let bytes = 0;
+  let batch = Math.min(maxRows + 1, FIRST_BATCH_ROWS);
+  for (;;) {
+    throwIfAborted(signal);
+    const raw = await session.queryRaw(`FETCH ${batch} FROM ${CURSOR}`);
+    fields ??= raw.fields;
+    for (const row of raw.rows) {
+      if (rows.length === maxRows) return { fields, rows, truncatedReason: 'max_rows' };
+      const size = rowBytes(row);
+      if (bytes + size > maxBytes) return { fields, rows, truncatedReason: 'max_bytes' };
+      bytes += size;
+      rows.push(row);
+    }
+    if (raw.rows.length < batch) return { fields, rows };
+    const average = Math.max(1, bytes / Math.max(1, rows.length));
+    const byBudget = Math.floor(maxBytes / BATCH_BUDGET_SHARE / average);
+    batch = Math.max(1, Math.min(MAX_BATCH_ROWS, byBudget, maxRows + 1 - rows.length));
+  }
+}
+
+/**
+ * Runs one guarded statement read-only. Rows stream from a cursor in batches under the row cap
+ * (`options.maxRows`) and the byte budget (`options.maxBytes`, default
+ * {@link DEFAULT_MAX_RESULT_BYTES}). Driver errors propagate as thrown (the connector maps them);
+ * the transaction is rolled back in every case.
  * @param session a connection (see {@link ReadOnlySession})
  * @param types the connector's type-name cache
  * @param enforceTimeout false for PGlite, which does not enforce `statement_timeout`
+ * @throws SqlrecallError `result_too_large` when not even the first row fits in the byte budget
  */
 export async function executeReadOnly(
   session: ReadOnlySession,
@@ -101,18 +176,33 @@ export async function executeReadOnly(
   enforceTimeout: boolean,
 ): Promise<QueryResult> {
   const maxRows = Math.max(0, Math.floor(options.maxRows));
+  const maxBytes = Math.max(0, Math.floor(options.maxBytes ?? DEFAULT_MAX_RESULT_BYTES));
   const started = performance.now();
   await session.begin(sessionSettings(options.timeoutMs, enforceTimeout));
-  let raw: RawResult;
+  let gathered: Gathered;
   try {
     if (isCursorable(sql)) {
       await session.queryRaw(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${sql}`);
-      raw = await session.queryRaw(`FETCH ${maxRows + 1} FROM ${CURSOR}`);
+      gathered = await gather(session, maxRows, maxBytes, options.signal);
     } else {
-      raw = await session.queryRaw(sql);
+      const raw = await session.queryRaw(sql);
+      gathered = { fields: raw.fields, rows: [] };
+      let bytes = 0;
+      for (const row of raw.rows) {
+        if (gathered.rows.length === maxRows) {
+          gathered.truncatedReason = 'max_rows';
+          break;
+        }
+        bytes += rowBytes(row);
+        if (bytes > maxBytes) {
+          gathered.truncatedReason = 'max_bytes';
+          break;
+        }
+        gathered.rows.push(row);
+      }
     }
     await types.resolve(
-      raw.fields.map((field) => field.typeOid),
+      gathered.fields.map((field) => field.typeOid),
       session,
     );
   } catch (error) {
@@ -121,14 +211,39 @@ export async function executeReadOnly(
     throw error;
   }
   await session.rollback();
-  const truncated = raw.rows.length > maxRows;
-  const rows = truncated ? raw.rows.slice(0, maxRows) : raw.rows;
-  const oids = raw.fields.map((field) => field.typeOid);
+  const { fields, rows, truncatedReason } = gathered;
+  if (truncatedReason === 'max_bytes' && rows.length === 0) {
+    throw new SqlrecallError(
+      'result_too_large',
+      `The first row alone is larger than the result budget of ${formatBytes(maxBytes)}.`,
+      {
+        details: {
+          maxBytes,
+          hint: 'Select fewer or shorter columns (e.g. left(col, 1000)), or raise --max-result-bytes.',
+        },
+      },
+    );
+  }
+  const oids = fields.map((field) => field.typeOid);
   return {
-    columns: raw.fields.map((field) => ({ name: field.name, type: types.name(field.typeOid) })),
+    columns: fields.map((field) => ({ name: field.name, type: types.name(field.typeOid) })),
     rows: rows.map((row) => row.map((value, i) => convertValue(value, oids[i] ?? 25, types.elementOf))),
     rowCount: rows.length,
-    truncated,
+    truncated: truncatedReason !== undefined,
+    ...(truncatedReason !== undefined ? { truncatedReason } : {}),
     durationMs: Math.round((performance.now() - started) * 100) / 100,
   };
+}
+
+/** `64 MiB`, `1.5 KiB`, `300 bytes`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number(value.toFixed(1))} ${units[unit]}`;
 }

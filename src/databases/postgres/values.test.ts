@@ -7,7 +7,10 @@ describe('convertValue', () => {
     expect(convertValue('-12345678901234567890.0123456789', OID.numeric)).toBe(
       '-12345678901234567890.0123456789',
     );
-    expect(convertValue('$1,234.50', OID.money)).toBe('$1,234.50');
+    expect(convertValue('$1,234.50', OID.money)).toBe('1234.50');
+    expect(convertValue('-$92,233,720,368,547,758.08', OID.money)).toBe('-92233720368547758.08');
+    expect(convertValue('($0.50)', OID.money)).toBe('-0.50');
+    expect(convertValue('-$0.00', OID.money)).toBe('0.00');
     expect(convertValue('42', OID.int4)).toBe(42);
     expect(convertValue('-32768', OID.int2)).toBe(-32768);
     expect(convertValue('0.1', OID.float8)).toBe(0.1);
@@ -22,8 +25,11 @@ describe('convertValue', () => {
     expect(convertValue('t', OID.bool)).toBe(true);
     expect(convertValue('f', OID.bool)).toBe(false);
     expect(convertValue(null, OID.int4)).toBeNull();
-    expect(convertValue('{"a":[1,null,{"b":"c"}]}', OID.jsonb)).toEqual({ a: [1, null, { b: 'c' }] });
-    expect(convertValue('"just a string"', OID.json)).toBe('just a string');
+    // json/jsonb: always the JSON text (same shape for every row; JSON null ≠ SQL NULL)
+    expect(convertValue('{"a": [1, null, {"b": "c"}]}', OID.jsonb)).toBe('{"a": [1, null, {"b": "c"}]}');
+    expect(convertValue('"just a string"', OID.json)).toBe('"just a string"');
+    expect(convertValue('null', OID.jsonb)).toBe('null');
+    expect(convertValue('12345678901234567890', OID.jsonb)).toBe('12345678901234567890');
     expect(convertValue('\\x', OID.bytea)).toBe('<binary 0 bytes>');
     expect(convertValue('\\xdeadbeef', OID.bytea)).toBe('<binary 4 bytes>');
     expect(convertValue('a\\000b\\\\', OID.bytea)).toBe('<binary 4 bytes>');
@@ -49,7 +55,7 @@ describe('convertValue', () => {
     ]);
     expect(convertValue('{t,f}', 1000)).toEqual([true, false]);
     expect(convertValue('{"2024-01-01 10:00:00+00"}', 1185)).toEqual(['2024-01-01T10:00:00+00:00']);
-    expect(convertValue('{"{\\"a\\": 1}"}', 3807)).toEqual([{ a: 1 }]);
+    expect(convertValue('{"{\\"a\\": 1}"}', 3807)).toEqual(['{"a": 1}']); // issue 14: jsonb text
     expect(convertValue('{}', 1009)).toEqual([]);
     // an unknown array type (enum array) is resolved through the lookup
     expect(convertValue('{sad,happy}', 99999, (oid) => (oid === 99999 ? 99998 : undefined))).toEqual([

@@ -3,12 +3,16 @@
  * ask their driver for the raw text of every value and convert it here, so the two engines can
  * never disagree on how a bigint or a timestamp looks.
  *
- * Rules (DESIGN.md "ask --json"): int2/int4/oid/float → number; int8, numeric and money → string
- * (exact: a float would silently lose digits); bool → boolean; json/jsonb → parsed value;
+ * Rules (DESIGN.md "ask --json", README "How values reach you"): int2/int4/oid/float → number; int8,
+ * numeric and money → exact decimal string (a float would silently lose digits; money without its
+ * currency symbol or grouping: `-1234.56`); bool → boolean; json/jsonb → the JSON *text* as a
+ * string, always (so every row of a column has the same shape, big numbers keep their digits, and
+ * JSON `null` is the string `"null"`, distinct from SQL NULL → `null`);
  * date → `YYYY-MM-DD`; timestamp → `YYYY-MM-DDTHH:MM:SS(.ffffff)` (the server's text, no time zone
  * shifting); timestamptz → the same with its offset (`+00:00`); bytea → `<binary N bytes>`;
  * arrays → arrays of converted elements; everything else → its text.
- * The execution session sets `DateStyle = ISO`, `bytea_output = hex`, so the inputs below are stable.
+ * The execution session sets `DateStyle = ISO`, `bytea_output = hex`, `lc_monetary = C`, so the
+ * inputs below are stable.
  */
 import type { CellValue } from '../../core/ports.js';
 
@@ -92,9 +96,8 @@ export function convertValue(
     }
     case OID.bool:
       return text === 't' || text === 'true';
-    case OID.json:
-    case OID.jsonb:
-      return parseJson(text);
+    case OID.money:
+      return moneyDecimal(text);
     case OID.timestamp:
     case OID.timestamptz:
       return isoTimestamp(text);
@@ -115,23 +118,14 @@ function convertArray(items: ArrayItem[], elementOid: number, elementOf: Element
 }
 
 /**
- * Parses json/jsonb text; keeps the text itself when a number in it has more than 15 significant
- * digits (a JavaScript number would silently lose some, e.g. `12345678901234567890`).
+ * money text in the C locale (`$1,234.56`, `-$1,234.56`, or `($1,234.56)` in some locales) → the
+ * exact decimal `-1234.56`. Text in any other shape is kept as it is.
  */
-function parseJson(text: string): CellValue {
-  const outsideStrings = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-  for (const number of outsideStrings.match(/-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g) ?? []) {
-    const digits = number
-      .replace(/[eE].*$/, '')
-      .replace(/[-.]/g, '')
-      .replace(/^0+/, '');
-    if (digits.replace(/0+$/, '').length > 15) return text;
-  }
-  try {
-    return JSON.parse(text) as CellValue;
-  } catch {
-    return text;
-  }
+export function moneyDecimal(text: string): string {
+  const negative = /^\s*-|^\s*\(.*\)\s*$/.test(text);
+  const digits = text.replace(/[^0-9.]/g, '');
+  if (!/^\d+(\.\d+)?$/.test(digits)) return text;
+  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
 }
 
 /** `2024-01-02 03:04:05.123+05:30` → `2024-01-02T03:04:05.123+05:30`; `+00` → `+00:00`. */

@@ -11,6 +11,7 @@ import type { AskOutcome, Step } from '../../core/steps.js';
 import { chartFor } from '../chart.js';
 import { type AppEnv, errorBody, sendError } from '../context.js';
 import type { ServerDeps } from '../deps.js';
+import { streamJsonResponse } from '../json-stream.js';
 import { AskBodySchema, AskResponseSchema, errorResponses } from '../schemas.js';
 
 const route = createRoute({
@@ -43,9 +44,11 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
     question: outcome.question,
     sql: outcome.sql,
     columns: result?.columns ?? [],
+    columnTypes: result?.columns.map((c) => c.type) ?? [],
     rows: result?.rows ?? [],
     rowCount: result?.rowCount ?? 0,
     truncated: result?.truncated ?? false,
+    ...(result?.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
     answer: outcome.answer,
     appliedMemories: outcome.appliedMemories,
     attempts: outcome.attempts,
@@ -65,7 +68,9 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
 export function eventsOf(step: Step): { event: string; data: unknown }[] {
   switch (step.type) {
     case 'rows':
-      return [{ event: 'rows', data: step.result }];
+      return [
+        { event: 'rows', data: { ...step.result, columnTypes: step.result.columns.map((c) => c.type) } },
+      ];
     case 'done': {
       const doc = askDocument(step.outcome);
       const { rows: _rows, ...withoutRows } = doc;
@@ -108,14 +113,18 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
           if (step.type === 'done') outcome = step.outcome;
         }
         if (!outcome) throw new Error('the pipeline ended without an outcome');
-        return c.json(askDocument(outcome), 200);
+        // Streamed row by row: a result near the byte budget is never one giant string (issue 14).
+        return streamJsonResponse(askDocument(outcome)) as never;
       } catch (error) {
         return sendError(c, error) as never;
       }
     }
-    return streamSSE(c, async (stream) => {
+    const response = streamSSE(c, async (stream) => {
       const controller = new AbortController();
+      // Closing the request (or the stream) cancels the running statement on the database.
       stream.onAbort(() => controller.abort());
+      c.req.raw.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+      if (c.req.raw.signal?.aborted) controller.abort();
       let id = 0;
       try {
         for await (const step of assistant.ask({ ...input, signal: controller.signal })) {
@@ -129,6 +138,10 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
         c.set('errorCode', errBody.error.code);
         await stream.writeSSE({ event: 'error', data: JSON.stringify(errBody), id: String(id++) });
       }
-    }) as never;
+    });
+    // A reverse proxy must pass every event on at once (nginx: X-Accel-Buffering), unchanged.
+    response.headers.set('Cache-Control', 'no-cache, no-transform');
+    response.headers.set('X-Accel-Buffering', 'no');
+    return response as never;
   });
 }

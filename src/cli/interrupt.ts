@@ -1,0 +1,45 @@
+/**
+ * Ctrl-C for one-shot commands (`sql`, `ask`): the first SIGINT aborts the command's signal, which
+ * cancels the running statement on the database server (the connector's `pg_cancel_backend`); the
+ * command then ends normally and exits {@link EXIT_INTERRUPTED} once the cancel is confirmed (the
+ * statement failed with SQLSTATE 57014). A second Ctrl-C exits at once.
+ */
+import type { CliIO } from './io.js';
+
+/** Exit code of a command stopped by Ctrl-C (128 + SIGINT, the shell convention). */
+export const EXIT_INTERRUPTED = 130;
+
+/** A SIGINT listener bound to one command run. */
+export interface Interrupt {
+  /** Aborted on the first Ctrl-C. */
+  readonly signal: AbortSignal;
+  /** True once Ctrl-C was pressed. */
+  readonly interrupted: boolean;
+  /** Removes the listener (call in `finally`). */
+  dispose(): void;
+}
+
+/**
+ * Listens for SIGINT on the real process until {@link Interrupt.dispose}.
+ * @param io where the "cancelling" note goes (stderr)
+ */
+export function onInterrupt(io: CliIO): Interrupt {
+  const controller = new AbortController();
+  let count = 0;
+  const handler = (): void => {
+    count += 1;
+    if (count > 1) process.exit(EXIT_INTERRUPTED);
+    io.stderr.write('\nCancelling the running query… (Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', handler);
+  return {
+    signal: controller.signal,
+    get interrupted() {
+      return count > 0;
+    },
+    dispose: () => {
+      process.off('SIGINT', handler);
+    },
+  };
+}
