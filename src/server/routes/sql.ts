@@ -55,7 +55,6 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
     const assistant = await deps.assistant();
     const { sql: checked, result } = await assistant.runSql(sql, controller.signal);
-    const reason = (result as { truncatedReason?: 'max_rows' | 'max_bytes' }).truncatedReason;
     return c.json(
       {
         sql: checked,
@@ -63,7 +62,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
         rows: result.rows,
         rowCount: result.rowCount,
         truncated: result.truncated,
-        ...(result.truncated ? { truncatedReason: reason ?? 'max_rows' } : {}),
+        ...(result.truncated ? { truncatedReason: result.truncatedReason ?? 'max_rows' } : {}),
         chart: chartFor(result),
       },
       200,
