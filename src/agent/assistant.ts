@@ -58,6 +58,8 @@ export interface AskInput {
   conversationId?: string;
   /** Memory ids (or id prefixes) not to apply to this message. */
   without?: string[];
+  /** A plain-language "forget …" in the message may delete (`ask --yes`); default false: it asks first. */
+  confirmDeletes?: boolean;
 }
 
 /** Answers questions about one database. */

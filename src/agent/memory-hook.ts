@@ -33,6 +33,11 @@ export interface MemoryTurnInput {
   conversationId?: string;
   /** Memory ids (or id prefixes of ≥ 4 characters) to skip for this message. */
   without?: string[];
+  /**
+   * A plain-language "forget …" deletes only when true (`ask --yes`); otherwise the reply names the
+   * memory it would forget and how to confirm (default false: nothing is deleted by accident).
+   */
+  confirmDeletes?: boolean;
   schema: Schema;
   signal?: AbortSignal;
 }
@@ -140,6 +145,24 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         changes: [],
         problems: [],
       };
+    if (!input.confirmDeletes) {
+      const found = await service.findForget(scope, target);
+      if (found.deleted) {
+        const d = found.deleted;
+        return {
+          text: `Forget ${describeMemory(d)}? Nothing was deleted yet. Confirm with /forget ${d.id.slice(0, 8)} (chat), \`sqlrecall memory delete ${d.id.slice(0, 8)} --user ${JSON.stringify(input.user)}\`, or repeat with --yes.`,
+          changes: [],
+          problems: [],
+        };
+      }
+      if (found.candidates.length === 0)
+        return { text: `I have no memory matching "${clip(target, 80)}".`, changes: [], problems: [] };
+      return {
+        text: `Which one? Use /forget <id> (or sqlrecall memory delete <id>):\n${found.candidates.map(describeMemory).join('\n')}`,
+        changes: [],
+        problems: [],
+      };
+    }
     const result = await service.forget(scope, target);
     if (result.deleted) {
       const d = result.deleted;

@@ -149,6 +149,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       'do not apply this memory to this question (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option('-y, --yes', 'let a "forget …" in the question delete the memory it names without asking')
     .action(async function (this: Command, words: string[]) {
       setExit(await runAsk(io, this.optsWithGlobals(), words.join(' ')));
     });

@@ -358,6 +358,11 @@ export class MemoryService {
     });
   }
 
+  /** What {@link forget} would delete for `target`, deleting nothing (for a confirmation question). */
+  async findForget(scope: MemoryScope, target: string): Promise<ForgetResult> {
+    return findForgetTarget(await this.store.list(scope, { statuses: ['active'] }), target);
+  }
+
   /** A fresh message id for `sourceMessageId`. */
   static messageId(): string {
     return randomUUID();

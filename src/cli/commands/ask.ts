@@ -49,6 +49,8 @@ export interface AnswerOptions {
   conversationId?: string;
   /** Memory ids (or prefixes) to skip for this question. */
   without?: string[];
+  /** `--yes`: a plain-language "forget …" may delete without asking. */
+  confirmDeletes?: boolean;
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -89,6 +91,7 @@ export async function answerQuestion(
       team: options.team,
       conversationId: options.conversationId,
       without: options.without,
+      confirmDeletes: options.confirmDeletes,
     })) {
       switch (step.type) {
         case 'sql':
@@ -180,7 +183,13 @@ export function warnTo(io: CliIO): (message: string) => void {
 /** Runs `ask`. */
 export async function runAsk(
   io: CliIO,
-  opts: GlobalOptions & { answer?: boolean; conversation?: string; continue?: boolean; without?: string[] },
+  opts: GlobalOptions & {
+    answer?: boolean;
+    conversation?: string;
+    continue?: boolean;
+    without?: string[];
+    yes?: boolean;
+  },
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
@@ -202,6 +211,7 @@ export async function runAsk(
       skipAnswer: opts.answer === false,
       conversationId,
       without: opts.without,
+      confirmDeletes: opts.yes === true,
     });
   } catch (error) {
     const err = toSqlrecallError(error);
