@@ -103,7 +103,11 @@ export function rememberedText(changes: MemoryChange[], problems: string[]): str
   for (const c of changes) {
     const id = c.id ? ` [${c.id.slice(0, 8)}]` : '';
     if (c.action === 'NOOP') lines.push(`Already remembered${id}: ${c.text}`);
-    else if (c.action === 'SUPERSEDE') lines.push(`Remembered${id} (replaces an earlier memory): ${c.text}`);
+    else if (c.action === 'SUPERSEDE' && c.replaced) {
+      lines.push(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}`);
+      lines.push(`Remembered${id}: ${c.text}`);
+    } else if (c.action === 'SUPERSEDE')
+      lines.push(`Remembered${id} (replaces an earlier memory): ${c.text}`);
     else if (c.action === 'UPDATE') lines.push(`Updated${id}: ${c.text}`);
     else lines.push(`Remembered${id}: ${c.text}`);
   }

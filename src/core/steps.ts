@@ -27,6 +27,8 @@ export interface MemoryChange {
   text: string;
   /** Why (e.g. "exact duplicate", "model decided SUPERSEDE"). */
   reason?: string;
+  /** For SUPERSEDE: the memory the new one replaced (kept in the history; restorable). */
+  replaced?: { id: string; text: string };
 }
 
 /** A pipeline step. */

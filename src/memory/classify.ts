@@ -75,7 +75,6 @@ const NOT_PLAINLY_A_QUESTION =
  * English, so anything else (accents, other scripts) is for the model classifier to judge.
  */
 function looksEnglish(clause: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the printable ASCII range is the point
   return /^[\x20-\x7e\t\n\r‘’“”—–]*$/.test(clause);
 }
 

@@ -186,6 +186,8 @@ export class MemoryService {
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
         : { action: 'NOOP' as const, id: decision.target?.id ?? null, kind: fact.kind, text: fact.text };
+      if (decision.op.op === 'supersede' && decision.target)
+        change.replaced = { id: decision.target.id, text: decision.target.text };
       if (decision.op.op === 'noop' && decision.target) {
         change.id = decision.target.id;
         change.text = decision.target.text;

@@ -146,6 +146,7 @@ export async function runMemory(
         );
         out({ scope, ...result }, () => {
           for (const c of result.changes) {
+            if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
             const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
             io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}\n`);
           }
