@@ -18,6 +18,7 @@ import {
   requiredPredicates,
 } from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
+import { type SetAsideMemory, setAsideText } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -133,6 +134,7 @@ export class Assistant {
     };
 
     const required = memory ? await requiredPredicates(memory.recalled) : [];
+    const setAside: SetAsideMemory[] = [];
     const generated = yield* generateApplyingPreferences(
       {
         chat,
@@ -147,6 +149,7 @@ export class Assistant {
         signal: input.signal,
       },
       required,
+      { question, setAside },
     );
     const { sql, result, attempts, unanswerable } = generated;
 
@@ -176,6 +179,12 @@ export class Assistant {
         }
         answer = reply.trim();
       }
+      if (setAside.length > 0) {
+        // The question won over a standing preference: say so in the answer itself.
+        const note = `\n${setAsideText(setAside)}`;
+        yield { type: 'answer_token', text: note };
+        answer = `${answer}${note}`;
+      }
       yield { type: 'answer', text: answer };
     }
     const outcome: AskOutcome = {
@@ -185,6 +194,9 @@ export class Assistant {
       answer,
       attempts,
       appliedMemories: memory ? await appliedMemories(memory.recalled, sql) : [],
+      ...(setAside.length > 0
+        ? { setAsideMemories: setAside.map(({ id, kind, text, reason }) => ({ id, kind, text, reason })) }
+        : {}),
       ...(unanswerable !== undefined ? { unanswerable } : {}),
     };
     if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);

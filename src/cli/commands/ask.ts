@@ -23,6 +23,8 @@ export interface AskJson {
   truncated: boolean;
   answer: string | null;
   appliedMemories: { id: string; kind: string; text: string }[];
+  /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
+  setAsideMemories?: { id: string; kind: string; text: string; reason: string }[];
   attempts: Attempt[];
   /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
   unanswerable?: string;
@@ -146,6 +148,8 @@ export async function answerQuestion(
         case 'done':
           doc.attempts = step.outcome.attempts;
           doc.appliedMemories = step.outcome.appliedMemories;
+          if (step.outcome.setAsideMemories !== undefined)
+            doc.setAsideMemories = step.outcome.setAsideMemories;
           if (step.outcome.unanswerable !== undefined) doc.unanswerable = step.outcome.unanswerable;
           if (step.outcome.kind !== undefined) doc.kind = step.outcome.kind;
           if (step.outcome.remembered !== undefined) doc.remembered = step.outcome.remembered;

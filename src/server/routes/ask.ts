@@ -48,6 +48,7 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
     truncated: result?.truncated ?? false,
     answer: outcome.answer,
     appliedMemories: outcome.appliedMemories,
+    ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
     attempts: outcome.attempts,
     chart: chartFor(result),
     ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
