@@ -10,11 +10,10 @@
  *    together with the preference's column name ("every status") → set aside;
  * 3. the question names the preference's own constant after a negation ("not delivered",
  *    "other than delivered", "except delivered") → set aside;
- * 4. a weaker signal (the SQL filters the column with another constant the question does not name,
- *    a broadening word without the column name, or text outside plain ASCII) → the model is asked
- *    (`memory-set-aside`, JSON schema `{setAside, reason}`); without a model, or with an unreadable
- *    reply, the preference is enforced (the earlier behaviour);
- * 5. otherwise the preference is enforced.
+ * 4. otherwise, when a chat model is given, it is asked (`memory-set-aside`, JSON schema
+ *    `{setAside, reason}`): the rules above only read English, and a model that left a standing
+ *    filter out may have done so on purpose ("tous les statuts"); without a model, or with an
+ *    unreadable reply, the preference is enforced (the reminder retry, as before).
  */
 import { z } from 'zod';
 import { isSqlrecallError } from '../core/errors.js';
@@ -94,7 +93,7 @@ export function setAsideByRule(
   const nonAscii = /[^\x20-\x7e]/.test(question);
   if (others.length > 0 || broad || nonAscii || columnWords.some((w) => questionWords.has(w)))
     return { verdict: 'unsure' };
-  return { verdict: 'enforce' };
+  return { verdict: 'enforce' }; // no sign in English; decideSetAside still asks a model when it has one
 }
 
 const replySchema = z.object({ setAside: z.boolean(), reason: z.string().nullable().optional() });
@@ -121,7 +120,7 @@ export async function decideSetAside(input: {
       setAside.push({ id, kind, text, reason: rule.reason, source: 'rule' });
       continue;
     }
-    if (rule.verdict === 'enforce' || !input.chat) {
+    if (!input.chat) {
       enforce.push(required);
       continue;
     }
