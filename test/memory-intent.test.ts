@@ -226,6 +226,66 @@ describe('issue 12 through the CLI', () => {
   });
 });
 
+describe('issue 12 lifecycle: memory commands without embeddings', () => {
+  let server: ScriptedOllama;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-intent-embed-'));
+    server = await startScriptedOllama({
+      models: [
+        'qwen2.5-coder:7b',
+        'all-minilm',
+        { name: 'nomic-embed-text', kind: 'embedding', embeddingLength: 768 },
+      ],
+      chat: () => 'ok.',
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const run = (home: string, model: string, ...args: string[]) =>
+    runCliInProcess([...args, '--json'], {
+      env: { SQLRECALL_HOME: join(dir, home), OLLAMA_HOST: server.url, SQLRECALL_EMBED_MODEL: model },
+    });
+
+  it('list, history and export work while the embedding model is mismatched; reembed on an empty store resets it', async () => {
+    const added = await run(
+      'a',
+      'all-minilm',
+      'memory',
+      'add',
+      '--user',
+      'u6',
+      'Only show customers from India',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    for (const sub of ['list', 'history', 'export']) {
+      const r = await run('a', 'nomic-embed-text', 'memory', sub, '--user', 'u6');
+      expect(r.code, `${sub}: ${r.stderr}`).toBe(0);
+    }
+    const listed = JSON.parse((await run('a', 'nomic-embed-text', 'memory', 'list', '--user', 'u6')).stdout);
+    expect(listed.memories.map((m: { text: string }) => m.text)).toEqual(['Only show customers from India']);
+
+    expect((await run('b', 'all-minilm', 'memory', 'list', '--user', 'x')).code).toBe(0); // records all-minilm, no memories
+    const re = await run('b', 'nomic-embed-text', 'memory', 'reembed');
+    expect(re.code, re.stderr).toBe(0);
+    expect(JSON.parse(re.stdout)).toMatchObject({
+      reembedded: 0,
+      to: { model: 'nomic-embed-text', dimensions: 768 },
+    });
+    const after = await run(
+      'b',
+      'nomic-embed-text',
+      'memory',
+      'add',
+      '--user',
+      'x',
+      'Only show customers from Peru',
+    );
+    expect(after.code, after.stderr).toBe(0);
+  });
+});
+
 describe('issue 12 through the HTTP API', () => {
   let s: TestServer;
   const call = async (path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') => {
