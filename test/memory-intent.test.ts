@@ -210,6 +210,32 @@ describe('issue 12 through the CLI', () => {
     expect(await active('u4')).toEqual([JAPANESE, SPANISH].sort());
   });
 
+  it('lifecycle: a memory added --until a past day is listed as expired and no longer recalled; "for this week" expires', async () => {
+    await json(
+      'memory',
+      'add',
+      '--user',
+      'u7',
+      '--until',
+      '2020-01-01',
+      '--sql',
+      "customers.country = 'Chile'",
+      'Only show customers from Chile',
+    );
+    const listed = await run('memory', 'list', '--user', 'u7');
+    expect(listed.stdout).toMatch(/Only show customers from Chile \(expired 2020-01-02\)/);
+    const doc: Doc = await json('ask', '--user', 'u7', 'which customers are there?');
+    expect(doc.appliedMemories).toEqual([]);
+    expect(doc.sql).not.toMatch(/Chile/);
+    expect((await run('memory', 'add', '--user', 'u7', '--until', 'someday', 'x')).code).toBe(2);
+    await json('ask', '--user', 'u7', 'only delivered orders for this week');
+    const week = (await json('memory', 'list', '--user', 'u7')).memories.find((m: { text: string }) =>
+      m.text.includes('delivered'),
+    );
+    expect(week?.expiresAt).toEqual(expect.any(String));
+    expect(Date.parse(week.expiresAt) - Date.now()).toBeLessThanOrEqual(8 * 86_400_000);
+  });
+
   it('"Actually show orders of every status again" is an instruction that supersedes the delivered-only preference', async () => {
     await json(
       'memory',

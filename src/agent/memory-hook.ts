@@ -20,6 +20,7 @@ import {
   recordTurn,
   renderConversation,
 } from '../memory/conversation.js';
+import { expiryOf } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { MemoryService, type PendingLearn } from '../memory/service.js';
 import { clip } from '../memory/text.js';
@@ -220,6 +221,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
+        expiresAt: expiryOf(instruction ?? input.message)?.expiresAt ?? null,
       };
       const pendingId = await service.enqueue(scope, payload);
       const learned = await service.applyPending(pendingId, scope, payload, {
@@ -238,6 +240,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction,
         messageId: MemoryService.messageId(),
         conversationId,
+        expiresAt: expiryOf(instruction)?.expiresAt ?? null,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
     }

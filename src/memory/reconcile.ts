@@ -42,6 +42,8 @@ export interface ReconcileInput {
   /** Decides the grey zone; without it (e.g. `memory add`) the grey zone is ADD. */
   chat?: ChatModel;
   sourceMessageId?: string | null;
+  /** When the new memory stops being recalled (ISO timestamp; see `expiry.ts`), default never. */
+  expiresAt?: string | null;
   signal?: AbortSignal;
 }
 
@@ -96,6 +98,7 @@ export async function reconcileFact(input: ReconcileInput): Promise<ReconcileDec
     tables: fact.tables,
     columns: fact.columns,
     sourceMessageId: input.sourceMessageId ?? null,
+    expiresAt: input.expiresAt ?? null,
   };
   const add = (reason: string): ReconcileDecision => ({
     op: { op: 'add', memory, embedding, reason },
