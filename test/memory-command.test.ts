@@ -191,8 +191,9 @@ describe('sqlrecall memory', () => {
     });
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout).toMatch(/Remembered \[[0-9a-f]{8}\]: only delivered orders/);
+    // Issue 12: a supersession names the memory it replaced.
     expect(chat.stdout).toMatch(
-      /Remembered \[[0-9a-f]{8}\] \(replaces an earlier memory\): show all statuses again/,
+      /Replaced \[[0-9a-f]{8}\] only delivered orders\nRemembered \[[0-9a-f]{8}\]: show all statuses again/,
     );
     const all = await json('memory', 'list', '--all', '--user', 'dora');
     expect(

@@ -144,7 +144,15 @@ describe('memory in the question pipeline', () => {
     await p.ask('eve', 'Always show me customers from Chile');
     await p.ask('eve', 'how many orders?');
     expect(lastPrompt()).toContain("customers.country = 'Chile'");
-    const { outcome } = await p.ask('eve', 'forget the Chile filter');
+    // Issue 12: a plain-language forget asks first; it deletes once confirmed (ask --yes).
+    const asked = await p.ask('eve', 'forget the Chile filter');
+    expect(asked.outcome.remembered).toEqual([]);
+    expect(asked.outcome.answer).toMatch(
+      /^Forget \[[0-9a-f]{8}\] preference: Always show me customers from Chile\?/,
+    );
+    await p.ask('eve', 'how many orders?');
+    expect(lastPrompt()).toContain("customers.country = 'Chile'");
+    const { outcome } = await p.ask('eve', 'forget the Chile filter', { confirmDeletes: true });
     expect(outcome.remembered).toMatchObject([{ action: 'DELETE' }]);
     const id = outcome.remembered![0]!.id!;
     await p.ask('eve', 'how many orders?');

@@ -19,6 +19,7 @@ import {
 } from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
 import { runCheckedSql } from './run-sql.js';
+import { type SetAsideMemory, setAsideText } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -61,6 +62,8 @@ export interface AskInput {
   conversationId?: string;
   /** Memory ids (or id prefixes) not to apply to this message. */
   without?: string[];
+  /** A plain-language "forget …" in the message may delete (`ask --yes`); default false: it asks first. */
+  confirmDeletes?: boolean;
 }
 
 /** Answers questions about one database. */
@@ -164,6 +167,7 @@ export class Assistant {
     };
 
     const required = memory ? await requiredPredicates(memory.recalled) : [];
+    const setAside: SetAsideMemory[] = [];
     const generated = yield* generateApplyingPreferences(
       {
         chat,
@@ -179,6 +183,7 @@ export class Assistant {
         signal: input.signal,
       },
       required,
+      { question, setAside },
     );
     const { sql, result, attempts, unanswerable } = generated;
 
@@ -208,6 +213,12 @@ export class Assistant {
         }
         answer = reply.trim();
       }
+      if (setAside.length > 0) {
+        // The question won over a standing preference: say so in the answer itself.
+        const note = `\n${setAsideText(setAside)}`;
+        yield { type: 'answer_token', text: note };
+        answer = `${answer}${note}`;
+      }
       yield { type: 'answer', text: answer };
     }
     const outcome: AskOutcome = {
@@ -217,6 +228,9 @@ export class Assistant {
       answer,
       attempts,
       appliedMemories: memory ? await appliedMemories(memory.recalled, sql) : [],
+      ...(setAside.length > 0
+        ? { setAsideMemories: setAside.map(({ id, kind, text, reason }) => ({ id, kind, text, reason })) }
+        : {}),
       ...(unanswerable !== undefined ? { unanswerable } : {}),
     };
     if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);

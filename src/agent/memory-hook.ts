@@ -20,6 +20,7 @@ import {
   recordTurn,
   renderConversation,
 } from '../memory/conversation.js';
+import { expiryOf } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { MemoryService, type PendingLearn } from '../memory/service.js';
 import { clip } from '../memory/text.js';
@@ -33,6 +34,11 @@ export interface MemoryTurnInput {
   conversationId?: string;
   /** Memory ids (or id prefixes of ≥ 4 characters) to skip for this message. */
   without?: string[];
+  /**
+   * A plain-language "forget …" deletes only when true (`ask --yes`); otherwise the reply names the
+   * memory it would forget and how to confirm (default false: nothing is deleted by accident).
+   */
+  confirmDeletes?: boolean;
   schema: Schema;
   signal?: AbortSignal;
 }
@@ -98,7 +104,11 @@ export function rememberedText(changes: MemoryChange[], problems: string[]): str
   for (const c of changes) {
     const id = c.id ? ` [${c.id.slice(0, 8)}]` : '';
     if (c.action === 'NOOP') lines.push(`Already remembered${id}: ${c.text}`);
-    else if (c.action === 'SUPERSEDE') lines.push(`Remembered${id} (replaces an earlier memory): ${c.text}`);
+    else if (c.action === 'SUPERSEDE' && c.replaced) {
+      lines.push(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}`);
+      lines.push(`Remembered${id}: ${c.text}`);
+    } else if (c.action === 'SUPERSEDE')
+      lines.push(`Remembered${id} (replaces an earlier memory): ${c.text}`);
     else if (c.action === 'UPDATE') lines.push(`Updated${id}: ${c.text}`);
     else lines.push(`Remembered${id}: ${c.text}`);
   }
@@ -140,6 +150,24 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         changes: [],
         problems: [],
       };
+    if (!input.confirmDeletes) {
+      const found = await service.findForget(scope, target);
+      if (found.deleted) {
+        const d = found.deleted;
+        return {
+          text: `Forget ${describeMemory(d)}? Nothing was deleted yet. Confirm with /forget ${d.id.slice(0, 8)} (chat), \`sqlrecall memory delete ${d.id.slice(0, 8)} --user ${JSON.stringify(input.user)}\`, or repeat with --yes.`,
+          changes: [],
+          problems: [],
+        };
+      }
+      if (found.candidates.length === 0)
+        return { text: `I have no memory matching "${clip(target, 80)}".`, changes: [], problems: [] };
+      return {
+        text: `Which one? Use /forget <id> (or sqlrecall memory delete <id>):\n${found.candidates.map(describeMemory).join('\n')}`,
+        changes: [],
+        problems: [],
+      };
+    }
     const result = await service.forget(scope, target);
     if (result.deleted) {
       const d = result.deleted;
@@ -193,6 +221,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
+        expiresAt: expiryOf(instruction ?? input.message)?.expiresAt ?? null,
       };
       const pendingId = await service.enqueue(scope, payload);
       const learned = await service.applyPending(pendingId, scope, payload, {
@@ -211,6 +240,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction,
         messageId: MemoryService.messageId(),
         conversationId,
+        expiresAt: expiryOf(instruction)?.expiresAt ?? null,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
     }

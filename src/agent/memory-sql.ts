@@ -20,6 +20,7 @@ import {
   statementParts,
 } from '../memory/sql-fragment.js';
 import { type GenerateInput, type GenerateOutcome, generateAndRun } from './generate.js';
+import { decideSetAside, type SetAsideMemory } from './set-aside.js';
 
 /** First line of the reminder sent when a standing preference is missing from the SQL. */
 export const PREFERENCE_REMINDER_MARKER = "The query does not apply the user's standing preferences.";
@@ -117,18 +118,42 @@ export function reminderText(missing: RequiredPredicate[]): string {
  * `generateAndRun`, checking standing preferences: a statement that reads a preference's table
  * without its predicate is not executed; the model is asked once more with a reminder. The second
  * answer runs whatever it is (the preference then simply does not count as applied).
+ *
+ * With `turn.question` (issue 12, point 1), a missing preference that the question explicitly
+ * overrides is set aside instead (see `set-aside.ts`): the statement runs as written and the
+ * memory is pushed onto `turn.setAside` (never enforced again in this turn).
  */
 export async function* generateApplyingPreferences(
   input: GenerateInput,
   required: RequiredPredicate[],
+  turn: { question?: string; setAside?: SetAsideMemory[] } = {},
 ): AsyncGenerator<Step, GenerateOutcome> {
   if (required.length === 0) return yield* generateAndRun(input);
   const db = input.db;
+  let enforced = required;
   const checked = new Proxy(db, {
     get(target, property) {
       if (property === 'execute') {
         return async (sql: string, options: Parameters<DatabaseConnector['execute']>[1]) => {
-          const missing = missingPredicates(await statementParts(sql), required);
+          const statement = await statementParts(sql);
+          let missing = missingPredicates(statement, enforced);
+          if (missing.length > 0 && turn.question !== undefined) {
+            const decided = await decideSetAside({
+              question: turn.question,
+              missing,
+              statement,
+              chat: input.chat,
+              signal: input.signal,
+            });
+            if (decided.setAside.length > 0) {
+              const ids = new Set(decided.setAside.map((m) => m.id));
+              enforced = enforced.filter((r) => !ids.has(r.memory.id));
+              turn.setAside?.push(
+                ...decided.setAside.filter((m) => !turn.setAside?.some((s) => s.id === m.id)),
+              );
+            }
+            missing = decided.enforce;
+          }
           if (missing.length > 0) throw new MissingPreferenceError(sql, missing);
           return target.execute(sql, options);
         };

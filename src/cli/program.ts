@@ -160,6 +160,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       'do not apply this memory to this question (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option('-y, --yes', 'let a "forget …" in the question delete the memory it names without asking')
     .action(async function (this: Command, words: string[]) {
       setExit(await runAsk(io, this.optsWithGlobals(), words.join(' ')));
     });
@@ -182,6 +183,10 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .argument('[args...]', 'text, id or file, depending on the command')
     .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')
     .option('--sql <fragment>', 'compiled SQL for add/edit, e.g. "customers.country = \'India\'"')
+    .option(
+      '--until <date>',
+      'add: the memory expires after this day (YYYY-MM-DD, friday, "this week", "3 days")',
+    )
     .option('--all', 'list: every status; delete: every memory of the scope')
     .option('--purge', 'with delete --all: remove history and conversations too (no restore)')
     .option('--top-k <n>', 'search: most results (default 5)')

@@ -27,6 +27,8 @@ export interface MemoryChange {
   text: string;
   /** Why (e.g. "exact duplicate", "model decided SUPERSEDE"). */
   reason?: string;
+  /** For SUPERSEDE: the memory the new one replaced (kept in the history; restorable). */
+  replaced?: { id: string; text: string };
 }
 
 /** A pipeline step. */
@@ -53,6 +55,11 @@ export interface AskOutcome {
   answer: string | null;
   attempts: Attempt[];
   appliedMemories: AppliedMemory[];
+  /**
+   * Standing preferences set aside for this question because it explicitly asked for what they
+   * filter out (issue 12), each with the reason shown to the user. Absent when none.
+   */
+  setAsideMemories?: (AppliedMemory & { reason: string })[];
   /** What the message was: question, instruction, both, command or neither (absent without memory). */
   kind?: string;
   /** Changes to memories made by this message (instruction, both, memory commands). */

@@ -42,8 +42,9 @@ const NEITHER =
 /** Phrases that make a clause an instruction when it starts with them. */
 const INSTRUCTION_START =
   /^(?:please\s+|ok(?:ay)?,?\s+|and\s+|also,?\s+)?(?:always|never|from\s+now\s+on|going\s+forward|(?:in\s+)?(?:the\s+)?future|henceforth|by\s+default|remember(?:\s+that)?|note\s+that|keep\s+in\s+mind|only\b|don'?t\s+(?:show|include|list|count)|do\s+not\s+(?:show|include|list|count)|stop\s+(?:showing|including|listing|counting)|exclude|i\s+(?:would|'d)?\s*prefer|i\s+prefer|i\s+no\s+longer|we\s+no\s+longer|i\s+(?:only\s+)?(?:care|want)\s+(?:about|to\s+see)\s+only|define\s|by\s+.+\bi\s+mean\b|when\s+i\s+say\b)/i;
-/** "show all … again", "include … again": undoing a standing filter. */
-const AGAIN = /^(?:please\s+)?(?:show|include|list|count)\s+(?:all\b|every\b|the\b|\w+).*\bagain\b/i;
+/** "show all … again", "include … again", "actually show … again": undoing a standing filter. */
+const AGAIN =
+  /^(?:actually,?\s+|ok(?:ay)?,?\s+)?(?:please\s+)?(?:show|include|list|count)\s+(?:all\b|every\b|the\b|\w+).*\bagain\b/i;
 /** Instruction phrases that, inside a question, make the patterns unsure. */
 const INSTRUCTION_INSIDE =
   /\b(?:from\s+now\s+on|going\s+forward|by\s+default|always|i\s+prefer|remember\s+that)\b/i;
@@ -62,6 +63,21 @@ export function splitClauses(message: string): string[] {
     .filter((c) => c.replace(/[\s.?!;,]/g, '') !== '');
 }
 
+/**
+ * Phrases that, anywhere in a clause, say it may define or change something rather than ask:
+ * "… means …", "… is when …", "actually …", "… again", "… instead".
+ */
+const NOT_PLAINLY_A_QUESTION =
+  /\b(?:means|mean|is\s+when|are\s+when|stands\s+for|refers\s+to|actually|again|instead|anymore|any\s+more)\b/i;
+
+/**
+ * True when the clause is written in plain ASCII English-looking text: the fast patterns only know
+ * English, so anything else (accents, other scripts) is for the model classifier to judge.
+ */
+function looksEnglish(clause: string): boolean {
+  return /^[\x20-\x7e\t\n\r‘’“”—–]*$/.test(clause);
+}
+
 function clauseKind(clause: string): ClauseKind {
   const asksQuestion = QUESTION_START.test(clause) || /\?\s*$/.test(clause);
   const instructs =
@@ -69,25 +85,63 @@ function clauseKind(clause: string): ClauseKind {
   if (instructs && !/\?\s*$/.test(clause)) return 'instruction';
   if (asksQuestion && INSTRUCTION_INSIDE.test(clause)) return 'unsure';
   if (instructs) return 'unsure'; // "only delivered orders?"
+  // Patterns are a fast path only: a clause they cannot confidently call a question goes to the model.
+  const asked = /\?\s*$/.test(clause) && QUESTION_START.test(clause);
+  if (!asksQuestion || !looksEnglish(clause) || (!asked && NOT_PLAINLY_A_QUESTION.test(clause)))
+    return 'unsure';
   return 'question';
 }
+
+/** Words that do not name a memory: deictic ("that", "everything above") or about the conversation. */
+const NOT_A_MEMORY_NAME = new Set(
+  (
+    'that this it its these those everything anything something all above below previous prior earlier ' +
+    'last before instruction instructions said say told tell rule rules prompt prompts system message ' +
+    'messages conversation chat context what whatever i you me we us about the a an of to my your ' +
+    'memory memories preference preferences filter filters one thing things please just now'
+  ).split(' '),
+);
+/** A forget target that goes on to ask or order something else ("… and drop the customers table"). */
+const TARGET_CONTINUES =
+  /(?:[,;:]|\b(?:and|then|but|also|so)\s+(?:\w+\s+)?(?:drop|delete|remove|list|show|give|tell|count|select|run|update|insert|create|alter|truncate|grant|ignore|what|how|which|who|where|when|why|answer|do|make|print|return|output|get|find)\b)/i;
+
+/**
+ * Whether a forget target names one thing to forget on its own: at least one word that is not
+ * deictic or conversational ("that", "previous instructions", "everything above"), and no second
+ * request after it. Only such targets make a message a forget command (issue 12, point 3).
+ */
+export function namesForgetTarget(target: string): boolean {
+  if (TARGET_CONTINUES.test(target)) return false;
+  const words = target.toLowerCase().match(/[\p{L}\p{N}_-]+/gu) ?? [];
+  if (/^[0-9a-f-]{4,36}$/.test(target.trim().toLowerCase())) return true;
+  return words.some((w) => !NOT_A_MEMORY_NAME.has(w));
+}
+
+/** A clause that only says "forget that/it" (conversation filler, never a deletion). */
+const FORGET_FILLER =
+  /^\s*(?:ok(?:ay)?,?\s+)?(?:never\s*mind|forget\s+(?:that|it|this|about\s+(?:that|it)))\s*[.!,]*\s*$/i;
 
 /** The patterns' verdict; `unsure` when a clause mixes both signals. */
 export function classifyByPatterns(message: string): Classification | 'unsure' {
   const text = message.trim();
   if (LIST_COMMAND.test(text)) return pattern('command', null, null, { type: 'list' });
   const forget = FORGET_COMMAND.exec(text);
-  if (forget) return pattern('command', null, null, { type: 'forget', target: forget[1]!.trim() });
+  const whole = splitClauses(text);
+  // A forget command is the whole message and names what to forget; "forget that, how many …"
+  // is a question and "forget previous instructions and drop …" deletes nothing.
+  if (forget && whole.length <= 1 && (forget[1]!.trim() === '' || namesForgetTarget(forget[1]!)))
+    return pattern('command', null, null, { type: 'forget', target: forget[1]!.trim() });
   if (NEITHER.test(text)) return pattern('neither', null, null);
-  const clauses = splitClauses(text);
+  const clauses = whole.filter((c) => !FORGET_FILLER.test(c));
   if (clauses.length === 0) return pattern('neither', null, null);
+  if (forget && whole.length <= 1) return pattern('question', null, text); // an unsafe "forget …": answered, never obeyed
   const kinds = clauses.map(clauseKind);
   if (kinds.includes('unsure')) return 'unsure';
   const instruction = clauses.filter((_, i) => kinds[i] === 'instruction').join(' ');
   const question = clauses.filter((_, i) => kinds[i] === 'question').join(' ');
   if (instruction && question) return pattern('both', instruction, question);
   if (instruction) return pattern('instruction', instruction, null);
-  return pattern('question', null, text);
+  return pattern('question', null, clauses.length === whole.length ? text : question);
 }
 
 function pattern(

@@ -8,7 +8,9 @@
  *   wins. Conflict: same kind family and (a shared column, or the same defined term).
  * Only the caller's scopes are ever read; `without` skips memories for this question only.
  */
+
 import type { Memory, MemoryKind, MemoryScope, MemoryStore } from '../core/memory.js';
+import { isExpired } from './expiry.js';
 import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
 
 /** Default top-k of similarity recall. */
@@ -62,14 +64,18 @@ async function recallScope(
 ): Promise<RecalledMemory[]> {
   const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
   const out: RecalledMemory[] = [];
-  const preferences = await input.store.list(scope, { kinds: ['preference'], statuses: ['active'] });
+  const preferences = (await input.store.list(scope, { kinds: ['preference'], statuses: ['active'] })).filter(
+    (m) => !isExpired(m),
+  );
   for (const memory of preferences) {
     if (memory.tables.length === 0 || memory.tables.some((t) => play.has(t.toLowerCase()))) {
       out.push({ memory, owner, why: 'standing' });
     }
   }
   out.splice(MAX_STANDING_PREFERENCES);
-  const definitions = await input.store.list(scope, { kinds: RECALLED_KINDS, statuses: ['active'] });
+  const definitions = (await input.store.list(scope, { kinds: RECALLED_KINDS, statuses: ['active'] })).filter(
+    (m) => !isExpired(m),
+  );
   for (const memory of definitions) {
     const term = memoryTerm(memory);
     if (term && termOccursIn(term, input.question)) out.push({ memory, owner, why: 'term' });

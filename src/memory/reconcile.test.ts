@@ -128,6 +128,34 @@ describe('reconcileFact', () => {
     expect(d.target?.text).toBe('only delivered orders');
   });
 
+  it('issue 12: a preference on the same column with another value supersedes by rule, with or without a model', async () => {
+    const shipped = (text: string) =>
+      fact(text, {
+        sql: "orders.status = 'shipped'",
+        columns: ['public.orders.status'],
+        tables: ['public.orders'],
+      });
+    for (const withModel of [false, true]) {
+      server.reset();
+      const d = await decide(shipped('only shipped orders'), vectorAt(base, 0.3), withModel);
+      expect(d.op).toMatchObject({ op: 'supersede', memory: { text: 'only shipped orders' } });
+      expect(d.target?.text).toBe('only delivered orders');
+      expect(d.reason).toMatch(/rule/);
+      expect(server.chatRequests()).toHaveLength(0);
+    }
+    // the same value again is no conflict (a different column neither)
+    const same = await decide(
+      fact('delivered ones only', {
+        sql: "orders.status = 'delivered'",
+        columns: ['public.orders.status'],
+        tables: ['public.orders'],
+      }),
+      vectorAt(base, 0.3),
+      false,
+    );
+    expect(same.op.op).toBe('add');
+  });
+
   it('without a model (memory add) the grey zone is an ADD', async () => {
     const d = await decide(fact('only delivered and shipped orders'), vectorAt(base, 0.85), false);
     expect(d.op.op).toBe('add');

@@ -9,6 +9,14 @@
  *    seeing them as small integer ids; an unknown id or an unreadable reply → ADD (never drops the
  *    new fact);
  * 4. otherwise ADD.
+ *
+ * Before step 3, one rule decides without the model (issue 12, point 2), so every path — `memory
+ * add`, `POST /api/memories`, the bank, import and chat teaching — supersedes the same way with or
+ * without a reachable model: a new **preference** with SQL whose compiled predicate filters exactly
+ * the same column(s) as an active preference with SQL, with a different set of constants
+ * (`customers.country = 'Chile'` then `customers.country = 'Peru'`), SUPERSEDES it — the latest
+ * word wins, because both filters together (`country = 'Peru' AND country = 'Chile'`) can only
+ * return nothing. The old memory stays in the history and can be restored.
  */
 import { z } from 'zod';
 import type { Memory, MemoryKind, MemoryOp, MemoryScope, MemoryStore, NewMemory } from '../core/memory.js';
@@ -16,6 +24,7 @@ import type { ChatModel } from '../core/ports.js';
 import type { ExtractedFact } from './extract.js';
 import { callJson } from './json-call.js';
 import { buildReconcileMessages, MEMORY_PURPOSES } from './prompts.js';
+import { predicateParts } from './sql-fragment.js';
 import { normalizeText } from './text.js';
 import type { SimilarityThresholds } from './thresholds.js';
 
@@ -33,6 +42,8 @@ export interface ReconcileInput {
   /** Decides the grey zone; without it (e.g. `memory add`) the grey zone is ADD. */
   chat?: ChatModel;
   sourceMessageId?: string | null;
+  /** When the new memory stops being recalled (ISO timestamp; see `expiry.ts`), default never. */
+  expiresAt?: string | null;
   signal?: AbortSignal;
 }
 
@@ -54,6 +65,29 @@ function family(kind: MemoryKind): string {
   return kind === 'term' || kind === 'metric' ? 'definition' : kind;
 }
 
+/**
+ * Whether stored preference `old` and the new `fact` are conflicting filters by the rule in this
+ * module's header: both preferences with SQL, the same (non-empty) set of filtered columns, and
+ * different non-empty sets of constants. Never throws (unparsable SQL is no conflict).
+ */
+export async function conflictsByRule(
+  old: Pick<Memory, 'kind' | 'sql' | 'columns'>,
+  fact: Pick<ExtractedFact, 'kind' | 'sql' | 'columns'>,
+): Promise<boolean> {
+  if (old.kind !== 'preference' || fact.kind !== 'preference' || !old.sql || !fact.sql) return false;
+  if (!old.columns.some((c) => fact.columns.includes(c))) return false;
+  const [a, b] = await Promise.all([predicateParts(old.sql), predicateParts(fact.sql)]);
+  if (!a || !b) return false;
+  const same = (x: string[], y: string[]) => {
+    const sx = new Set(x);
+    const sy = new Set(y);
+    return sx.size === sy.size && [...sx].every((v) => sy.has(v));
+  };
+  if (a.columns.length === 0 || !same(a.columns, b.columns)) return false;
+  if (a.literals.length === 0 || b.literals.length === 0) return false;
+  return !same(a.literals, b.literals);
+}
+
 /** Decides what a new fact does to the scope's memories (reads only; the caller writes the op). */
 export async function reconcileFact(input: ReconcileInput): Promise<ReconcileDecision> {
   const { fact, embedding, scope, store, thresholds } = input;
@@ -64,6 +98,7 @@ export async function reconcileFact(input: ReconcileInput): Promise<ReconcileDec
     tables: fact.tables,
     columns: fact.columns,
     sourceMessageId: input.sourceMessageId ?? null,
+    expiresAt: input.expiresAt ?? null,
   };
   const add = (reason: string): ReconcileDecision => ({
     op: { op: 'add', memory, embedding, reason },
@@ -89,6 +124,12 @@ export async function reconcileFact(input: ReconcileInput): Promise<ReconcileDec
     for (const m of active) {
       if (family(m.kind) !== family(fact.kind) || candidates.some((c) => c.id === m.id)) continue;
       if (m.columns.some((c) => fact.columns.includes(c))) candidates.push(m);
+    }
+  }
+  for (const m of candidates) {
+    if (await conflictsByRule(m, fact)) {
+      const reason = 'same column, different value: the newer preference replaces the older (rule)';
+      return { op: { op: 'supersede', target: m.id, memory, embedding, reason }, target: m, reason };
     }
   }
   const shown = candidates.slice(0, MAX_RECONCILE_CANDIDATES);

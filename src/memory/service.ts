@@ -41,6 +41,8 @@ export const pendingLearnSchema = z.object({
   message: z.string(),
   messageId: z.string(),
   conversationId: z.string().nullable().optional(),
+  /** When the learned memories expire (ISO timestamp), when the message said so ("for this week"). */
+  expiresAt: z.string().nullable().optional(),
 });
 /** See {@link pendingLearnSchema}. */
 export type PendingLearn = z.output<typeof pendingLearnSchema>;
@@ -132,7 +134,12 @@ export class MemoryService {
   learn(
     scope: MemoryScope,
     message: string,
-    options: { schema?: Schema; sourceMessageId?: string; signal?: AbortSignal } = {},
+    options: {
+      schema?: Schema;
+      sourceMessageId?: string;
+      signal?: AbortSignal;
+      expiresAt?: string | null;
+    } = {},
   ): Promise<LearnResult> {
     const chat = this.options.chat;
     if (!chat)
@@ -152,6 +159,7 @@ export class MemoryService {
         chat,
         sourceMessageId: options.sourceMessageId,
         signal: options.signal,
+        expiresAt: options.expiresAt,
       });
       return { changes: result.changes, problems: [...extraction.problems, ...result.problems] };
     });
@@ -161,7 +169,7 @@ export class MemoryService {
   private async storeFacts(
     scope: MemoryScope,
     facts: ExtractedFact[],
-    options: { chat?: ChatModel; sourceMessageId?: string; signal?: AbortSignal },
+    options: { chat?: ChatModel; sourceMessageId?: string; signal?: AbortSignal; expiresAt?: string | null },
   ): Promise<LearnResult> {
     const changes: MemoryChange[] = [];
     const problems: string[] = [];
@@ -180,12 +188,15 @@ export class MemoryService {
         thresholds: this.options.thresholds ?? DEFAULT_THRESHOLDS,
         chat: options.chat,
         sourceMessageId: options.sourceMessageId ?? null,
+        expiresAt: options.expiresAt ?? null,
         signal: options.signal,
       });
       const [written] = await this.store.write(scope, [decision.op]);
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
         : { action: 'NOOP' as const, id: decision.target?.id ?? null, kind: fact.kind, text: fact.text };
+      if (decision.op.op === 'supersede' && decision.target)
+        change.replaced = { id: decision.target.id, text: decision.target.text };
       if (decision.op.op === 'noop' && decision.target) {
         change.id = decision.target.id;
         change.text = decision.target.text;
@@ -212,6 +223,7 @@ export class MemoryService {
         schema: options.schema,
         sourceMessageId: payload.messageId,
         signal: options.signal,
+        expiresAt: payload.expiresAt ?? null,
       });
       await this.store.completePending(id);
       return result;
@@ -289,16 +301,19 @@ export class MemoryService {
 
   /**
    * Stores a fact without the model (e.g. `memory add`): SQL checked against `schema` when given,
-   * exact duplicates and near-identical facts become NOOP, everything else is added.
+   * exact duplicates and near-identical facts become NOOP, a preference on the same column with
+   * another value supersedes the older one (see `reconcile.ts`), everything else is added.
+   * `options.expiresAt` (ISO timestamp) makes the memory expire (`memory add --until`).
    */
   add(
     scope: MemoryScope,
     fact: { kind: MemoryKind; text: string; sql?: string | null },
     schema?: Schema,
+    options: { expiresAt?: string | null } = {},
   ): Promise<LearnResult> {
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
-      return this.storeFacts(scope, [checked], {});
+      return this.storeFacts(scope, [checked], { expiresAt: options.expiresAt ?? null });
     });
   }
 
@@ -356,6 +371,11 @@ export class MemoryService {
       ]);
       return { deleted: written?.memory ?? found.deleted, candidates: [] };
     });
+  }
+
+  /** What {@link forget} would delete for `target`, deleting nothing (for a confirmation question). */
+  async findForget(scope: MemoryScope, target: string): Promise<ForgetResult> {
+    return findForgetTarget(await this.store.list(scope, { statuses: ['active'] }), target);
   }
 
   /** A fresh message id for `sourceMessageId`. */

@@ -109,6 +109,15 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
       embedding = recorded;
       canEmbed = false;
     }
+    if (canEmbed && options.allowWithoutEmbeddings) {
+      // Listing, history and export need no vectors: a store recorded with another embedding model
+      // is opened as it is (issue 12), with embedding disabled, instead of being refused.
+      const recorded = await store.embeddingInfo();
+      if (recorded && (recorded.model !== embedding.model || recorded.dimensions !== embedding.dimensions)) {
+        embedding = recorded;
+        canEmbed = false;
+      }
+    }
     if (!options.skipInit) await store.init(embedding);
     const table = parseThresholdTable(config.memoryThresholds) ?? {};
     const service = new MemoryService({

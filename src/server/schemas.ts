@@ -92,6 +92,8 @@ export const ChangeSchema = z
     kind: z.string(),
     text: z.string(),
     reason: z.string().optional(),
+    /** For SUPERSEDE: the memory replaced (kept in the history; restorable). */
+    replaced: z.object({ id: z.string(), text: z.string() }).optional(),
   })
   .openapi('MemoryChange');
 
@@ -134,6 +136,10 @@ export const AskResponseSchema = z
     truncatedReason: z.enum(['max_rows', 'max_bytes']).optional(),
     answer: z.string().nullable(),
     appliedMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
+    /** Standing preferences set aside for this question (it asked for what they filter out), with why. */
+    setAsideMemories: z
+      .array(z.object({ id: z.string(), kind: z.string(), text: z.string(), reason: z.string() }))
+      .optional(),
     attempts: z.array(z.object({ sql: z.string(), error: z.string().optional() })),
     chart: ChartSchema.nullable(),
     kind: z.string().optional(),

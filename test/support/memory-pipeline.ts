@@ -59,7 +59,7 @@ export interface MemoryPipeline {
   ask(
     user: string,
     message: string,
-    options?: { conversationId?: string; without?: string[]; team?: string },
+    options?: { conversationId?: string; without?: string[]; team?: string; confirmDeletes?: boolean },
   ): Promise<{ steps: Step[]; outcome: AskOutcome }>;
   close(): Promise<void>;
 }

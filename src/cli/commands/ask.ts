@@ -28,6 +28,8 @@ export interface AskJson {
   truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string | null;
   appliedMemories: { id: string; kind: string; text: string }[];
+  /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
+  setAsideMemories?: { id: string; kind: string; text: string; reason: string }[];
   attempts: Attempt[];
   /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
   unanswerable?: string;
@@ -56,6 +58,8 @@ export interface AnswerOptions {
   conversationId?: string;
   /** Memory ids (or prefixes) to skip for this question. */
   without?: string[];
+  /** `--yes`: a plain-language "forget …" may delete without asking. */
+  confirmDeletes?: boolean;
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -97,6 +101,7 @@ export async function answerQuestion(
       team: options.team,
       conversationId: options.conversationId,
       without: options.without,
+      confirmDeletes: options.confirmDeletes,
     })) {
       switch (step.type) {
         case 'sql':
@@ -153,6 +158,8 @@ export async function answerQuestion(
         case 'done':
           doc.attempts = step.outcome.attempts;
           doc.appliedMemories = step.outcome.appliedMemories;
+          if (step.outcome.setAsideMemories !== undefined)
+            doc.setAsideMemories = step.outcome.setAsideMemories;
           if (step.outcome.unanswerable !== undefined) doc.unanswerable = step.outcome.unanswerable;
           if (step.outcome.kind !== undefined) doc.kind = step.outcome.kind;
           if (step.outcome.remembered !== undefined) doc.remembered = step.outcome.remembered;
@@ -190,7 +197,13 @@ export function warnTo(io: CliIO): (message: string) => void {
 /** Runs `ask`. */
 export async function runAsk(
   io: CliIO,
-  opts: GlobalOptions & { answer?: boolean; conversation?: string; continue?: boolean; without?: string[] },
+  opts: GlobalOptions & {
+    answer?: boolean;
+    conversation?: string;
+    continue?: boolean;
+    without?: string[];
+    yes?: boolean;
+  },
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
@@ -215,6 +228,7 @@ export async function runAsk(
       skipAnswer: opts.answer === false,
       conversationId,
       without: opts.without,
+      confirmDeletes: opts.yes === true,
     });
     // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
     return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

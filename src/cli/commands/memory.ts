@@ -8,6 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { SqlrecallError } from '../../core/errors.js';
 import { MEMORY_KINDS, type Memory, type MemoryKind, type MemoryScope } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
+import { isExpired, parseUntil } from '../../memory/expiry.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -45,6 +46,8 @@ export interface MemoryCommandOptions extends GlobalOptions {
   topK?: string;
   out?: string;
   purge?: boolean;
+  /** `add --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
+  until?: string;
 }
 
 function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind {
@@ -58,7 +61,10 @@ export function memoryLine(memory: Memory, similarity?: number): string {
   const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
-  return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${sql}`;
+  const until = memory.expiresAt
+    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${memory.expiresAt.slice(0, 10)})`)
+    : '';
+  return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${until}${sql}`;
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
@@ -139,13 +145,16 @@ export async function runMemory(
             'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
           );
         const kind = parseKind(opts.kind, 'preference');
+        const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
         const result = await memory.service.add(
           scope,
           { kind, text, sql: opts.sql },
           await optionalSchema(runtime),
+          { expiresAt },
         );
         out({ scope, ...result }, () => {
           for (const c of result.changes) {
+            if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
             const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
             io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}\n`);
           }

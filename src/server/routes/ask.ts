@@ -51,6 +51,7 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
     ...(result?.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
     answer: outcome.answer,
     appliedMemories: outcome.appliedMemories,
+    ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
     attempts: outcome.attempts,
     chart: chartFor(result),
     ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
