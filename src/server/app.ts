@@ -12,6 +12,7 @@ import { HTTPException } from 'hono/http-exception';
 import { SqlrecallError } from '../core/errors.js';
 import { type AppEnv, apiError, sendError } from './context.js';
 import type { ServerDeps } from './deps.js';
+import { refuseCrossSite } from './origin.js';
 import { registerAsk } from './routes/ask.js';
 import { registerConversations } from './routes/conversations.js';
 import { registerMemories } from './routes/memories.js';
@@ -123,6 +124,9 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.use('*', accessLog(deps), securityHeaders);
+  // Local mode has no login: refuse state-changing requests from foreign origins (CSRF), before
+  // any body is read.
+  if (deps.auth.mode === 'local') app.use('/api/*', refuseCrossSite());
   app.use('/api/memories/import', limit(MAX_IMPORT_BYTES));
   app.use('/api/*', async (c, next) => {
     if (c.req.path === '/api/memories/import') return next();
