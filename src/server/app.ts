@@ -10,6 +10,7 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { SqlrecallError } from '../core/errors.js';
+import { sanitizeLogText } from '../core/log.js';
 import { type AppEnv, apiError, sendError } from './context.js';
 import type { ServerDeps } from './deps.js';
 import { refuseCrossSite } from './origin.js';
@@ -66,7 +67,11 @@ function authenticate(deps: ServerDeps): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Access log: method, path (no query string), status, time, user. Never headers or bodies. */
+/**
+ * Access log: method, path (no query string), status, time, user. Never headers or bodies. Every
+ * string field passes {@link sanitizeLogText} (control characters escaped, secrets masked), so a
+ * path with `%0a` or `%1b` cannot forge a line or a terminal escape in whatever sink `deps.log` is.
+ */
 function accessLog(deps: ServerDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
@@ -75,12 +80,12 @@ function accessLog(deps: ServerDeps): MiddlewareHandler<AppEnv> {
     const principal = c.get('principal');
     const code = c.get('errorCode');
     deps.log({
-      method: c.req.method,
-      path: c.req.path,
+      method: sanitizeLogText(c.req.method),
+      path: sanitizeLogText(c.req.path),
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
-      user: principal?.user ?? null,
-      ...(code ? { code } : {}),
+      user: principal?.user === undefined ? null : sanitizeLogText(principal.user),
+      ...(code ? { code: sanitizeLogText(code) } : {}),
     });
   };
 }
@@ -157,7 +162,10 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
       const served = await serveWeb(c, resolve(webRoot!));
       if (served) return served;
     }
-    return sendError(c, apiError('not_found', `No route ${c.req.method} ${c.req.path.slice(0, 200)}.`));
+    return sendError(
+      c,
+      apiError('not_found', `No route ${c.req.method} ${sanitizeLogText(c.req.path.slice(0, 200))}.`),
+    );
   });
 
   app.onError((error, c) => {
