@@ -13,6 +13,7 @@ import { SqlrecallError } from '../core/errors.js';
 import { sanitizeLogText } from '../core/log.js';
 import { type AppEnv, apiError, sendError } from './context.js';
 import type { ServerDeps } from './deps.js';
+import { importLimits } from './import-limits.js';
 import { refuseCrossSite } from './origin.js';
 import { registerAsk } from './routes/ask.js';
 import { registerConversations } from './routes/conversations.js';
@@ -23,8 +24,8 @@ import { serveWeb } from './static.js';
 
 /** Largest request body (bytes) except imports: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Largest import document (bytes): 20 MiB. */
-export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
+/** Largest import document (bytes): see {@link importLimits}. */
+export { MAX_IMPORT_BYTES } from './import-limits.js';
 
 /** Routes that need no sign-in. */
 const PUBLIC_API = new Set(['/api/health']);
@@ -132,12 +133,13 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
   // Local mode has no login: refuse state-changing requests from foreign origins (CSRF), before
   // any body is read.
   if (deps.auth.mode === 'local') app.use('/api/*', refuseCrossSite());
-  app.use('/api/memories/import', limit(MAX_IMPORT_BYTES));
   app.use('/api/*', async (c, next) => {
     if (c.req.path === '/api/memories/import') return next();
     return limit(MAX_BODY_BYTES)(c, next);
   });
   app.use('/api/*', authenticate(deps));
+  // Imports: size, nesting, counts and text sizes checked after sign-in and before any work.
+  app.use('/api/memories/import', importLimits());
 
   registerSystem(app, deps);
   registerAsk(app, deps);
