@@ -63,6 +63,13 @@ const REGISTRY = [
     quick: ['--quick'],
     full: [],
   },
+  {
+    name: 'import-flood',
+    title: "Import flood: another user's latency and peak memory while four hostile imports run",
+    script: 'bench/import-flood.ts',
+    quick: ['--quick'],
+    full: [],
+  },
 ];
 
 function run(cmd, argv, env = {}) {
