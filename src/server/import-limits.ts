@@ -4,8 +4,9 @@
  * document before any expensive work, in this order:
  * 1. `Content-Length` above {@link MAX_IMPORT_BYTES} → 413 without reading the body;
  * 2. the body is read as a stream and abandoned as soon as it passes {@link MAX_IMPORT_BYTES} → 413;
- * 3. one linear scan of the text (no parsing) refuses nesting deeper than {@link MAX_IMPORT_DEPTH}
+ * 3. while it streams, each chunk is scanned for nesting deeper than {@link MAX_IMPORT_DEPTH}
  *    → 400 (deep nesting is what makes `JSON.parse` and validators slow or overflow the stack);
+ *    the scan and UTF-8 decoding work chunk by chunk, so no request blocks others for long;
  * 4. `JSON.parse`, then counts and sizes are checked ({@link IMPORT_LIMITS}) → 413, before any
  *    embedding or database work.
  * The parsed text is handed to the route's validator through Hono's body cache (read once).
@@ -43,50 +44,88 @@ const tooLarge = (message: string) =>
   });
 
 /**
- * The deepest nesting of `[`/`{` in JSON text, outside strings; stops counting (returns `limit + 1`)
- * as soon as `limit` is passed. Linear in the text, no allocation.
+ * Incremental nesting-depth scanner over JSON text (as UTF-8 bytes or as UTF-16 code units: the
+ * characters it looks at — `"`, `\\`, `[`, `]`, `{`, `}` — are ASCII and never part of a multi-byte
+ * sequence). Feed it chunk by chunk; `exceeded` turns true as soon as the depth passes `limit`.
  */
-export function jsonDepthExceeds(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (ch === 0x22) inString = false;
-    } else if (ch === 0x22) inString = true;
-    else if (ch === 0x5b || ch === 0x7b) {
-      depth++;
-      if (depth > limit) return true;
-    } else if (ch === 0x5d || ch === 0x7d) depth--;
+export class DepthScanner {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** True once nesting went deeper than the limit. */
+  exceeded = false;
+
+  constructor(private readonly limit: number) {}
+
+  /** Scans one more chunk; returns {@link exceeded}. */
+  feed(chunk: ArrayLike<number> | string): boolean {
+    if (this.exceeded) return true;
+    const text = typeof chunk === 'string';
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      const ch = text ? (chunk as string).charCodeAt(i) : (chunk as ArrayLike<number>)[i]!;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (ch === 0x5c) this.escaped = true;
+        else if (ch === 0x22) this.inString = false;
+      } else if (ch === 0x22) this.inString = true;
+      else if (ch === 0x5b || ch === 0x7b) {
+        if (++this.depth > this.limit) {
+          this.exceeded = true;
+          return true;
+        }
+      } else if (ch === 0x5d || ch === 0x7d) this.depth--;
+    }
+    return false;
   }
-  return false;
 }
 
-/** Reads at most `max` bytes of `body`; `null` when it is longer (the stream is cancelled). */
-async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array | null> {
+/** True when the JSON text nests arrays/objects deeper than `limit` (outside strings). Linear. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  return new DepthScanner(limit).feed(text);
+}
+
+/**
+ * Reads at most `max` bytes of `body`, decoding UTF-8 and scanning the nesting depth chunk by chunk
+ * (no 4 MiB synchronous pass). `too_large` when longer (the stream is cancelled), `deep` as soon as
+ * the depth passes `depthLimit`, `not_utf8` for invalid UTF-8.
+ */
+async function readCapped(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+  depthLimit: number,
+): Promise<{ text: string } | { problem: 'too_large' | 'deep' | 'not_utf8' }> {
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const scanner = new DepthScanner(depthLimit);
+  const parts: string[] = [];
   let size = 0;
+  const stop = async (problem: 'too_large' | 'deep' | 'not_utf8') => {
+    await reader.cancel().catch(() => undefined);
+    return { problem };
+  };
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return null;
+    if (size > max) return stop('too_large');
+    if (scanner.feed(value)) return stop('deep');
+    try {
+      parts.push(decoder.decode(value, { stream: true }));
+    } catch {
+      return stop('not_utf8');
     }
-    chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
+  try {
+    parts.push(decoder.decode());
+  } catch {
+    return { problem: 'not_utf8' };
   }
-  return out;
+  return { text: parts.join('') };
 }
+
+/** Lets other requests run between the synchronous phases (decode, scan, parse) of a large body. */
+const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -149,26 +188,26 @@ export function importLimits(): MiddlewareHandler<AppEnv> {
       throw tooLarge(`An import document is at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB.`);
     const body = c.req.raw.body;
     if (!body) return next();
-    const bytes = await readCapped(body, MAX_IMPORT_BYTES);
-    if (bytes === null)
-      throw tooLarge(`An import document is at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB.`);
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
+    const read = await readCapped(body, MAX_IMPORT_BYTES, MAX_IMPORT_DEPTH);
+    if ('problem' in read) {
+      if (read.problem === 'too_large')
+        throw tooLarge(`An import document is at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB.`);
+      if (read.problem === 'deep')
+        throw new SqlrecallError(
+          'usage',
+          `Invalid request: the import document is nested deeper than ${MAX_IMPORT_DEPTH} levels.`,
+        );
       throw new SqlrecallError('usage', 'Invalid request: the import document is not UTF-8 text.');
     }
-    if (jsonDepthExceeds(text, MAX_IMPORT_DEPTH))
-      throw new SqlrecallError(
-        'usage',
-        `Invalid request: the import document is nested deeper than ${MAX_IMPORT_DEPTH} levels.`,
-      );
+    const text = read.text;
+    await yieldToOthers();
     let doc: unknown;
     try {
       doc = JSON.parse(text);
     } catch {
       throw new SqlrecallError('usage', 'Invalid request: the import document is not valid JSON.');
     }
+    await yieldToOthers();
     checkImportSizes(doc);
     // Hand the text to the route's validator (Hono reads `c.req.json()` from this cache).
     (c.req as unknown as { bodyCache: Record<string, Promise<unknown>> }).bodyCache.text =
