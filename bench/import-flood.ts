@@ -47,6 +47,12 @@ if (values.serve) {
   const victim = await s.users.add('victim');
   const attackers = [];
   for (let i = 0; i < 4; i += 1) attackers.push(await s.users.add(`attacker${i}`));
+  // A socket error the server does not handle is counted and reported (and fails the run), not hidden.
+  let uncaught = 0;
+  process.on('uncaughtException', (error) => {
+    uncaught += 1;
+    process.stderr.write(`[server] uncaught ${(error as NodeJS.ErrnoException).code ?? error.message}\n`);
+  });
   const before = process.memoryUsage().rss;
   let peak = before;
   const sampler = setInterval(() => {
@@ -56,7 +62,7 @@ if (values.serve) {
   process.stdin.resume();
   await new Promise((r) => process.stdin.once('end', r));
   clearInterval(sampler);
-  process.stdout.write(`${JSON.stringify({ rssBefore: before, rssPeak: peak })}\n`);
+  process.stdout.write(`${JSON.stringify({ rssBefore: before, rssPeak: peak, uncaught })}\n`);
   server.close();
   (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
   await s.close();
@@ -141,10 +147,14 @@ async function probeUntil(until: number, startDelayMs = 0): Promise<number[]> {
   await new Promise((r) => setTimeout(r, startDelayMs));
   while (performance.now() < until) {
     const t0 = performance.now();
-    const res = await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${victim}` } });
-    await res.text();
-    out.push(performance.now() - t0);
-    if (res.status !== 200) victimErrors.push(String(res.status));
+    try {
+      const res = await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${victim}` } });
+      await res.text();
+      out.push(performance.now() - t0);
+      if (res.status !== 200) victimErrors.push(String(res.status));
+    } catch (error) {
+      victimErrors.push(String((error as Error).cause ?? error));
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   return out;
@@ -152,7 +162,11 @@ async function probeUntil(until: number, startDelayMs = 0): Promise<number[]> {
 const probe = probeUntil(deadline, 200); // let the flood start
 const [latencies] = await Promise.all([probe, ...flood]);
 child.stdin.end();
-const { rssBefore, rssPeak } = JSON.parse(await nextLine()) as { rssBefore: number; rssPeak: number };
+const { rssBefore, rssPeak, uncaught } = JSON.parse(await nextLine()) as {
+  rssBefore: number;
+  rssPeak: number;
+  uncaught: number;
+};
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const mb = (n: number) => Math.round(n / 1024 / 1024);
@@ -185,8 +199,9 @@ else {
       .join(', ')}\n` +
       `other user's GET /api/me with no flood: ${baseline.length} requests, p50 ${report.baselineLatencyMs.p50} ms, p95 ${report.baselineLatencyMs.p95} ms\n` +
       `other user's GET /api/me meanwhile: ${report.victimRequests} requests, ${report.victimErrors} errors, p50 ${report.victimLatencyMs.p50} ms, p95 ${report.victimLatencyMs.p95} ms, max ${report.victimLatencyMs.max} ms (goal p95 ≤ 200 ms)\n` +
-      `server process RSS: ${report.rssMb.before} MB before the flood, ${report.rssMb.peak} MB peak\n`,
+      `server process RSS: ${report.rssMb.before} MB before the flood, ${report.rssMb.peak} MB peak; ${uncaught} uncaught server errors\n`,
   );
+  for (const e of victimErrors.slice(0, 3)) process.stdout.write(`  victim: ${e.slice(0, 200)}\n`);
   for (const [k, h] of Object.entries(hostile))
     for (const o of h.other.slice(0, 3)) process.stdout.write(`  ${k}: ${o}\n`);
 }
