@@ -79,6 +79,13 @@ const REGISTRY = [
     full: [],
     needsServer: true,
   },
+  {
+    name: 'import-flood',
+    title: "Import flood: another user's latency and peak memory while four hostile imports run",
+    script: 'bench/import-flood.ts',
+    quick: ['--quick'],
+    full: [],
+  },
 ];
 
 function run(cmd, argv, env = {}) {

@@ -5,13 +5,16 @@
  *   step with an in-memory model — no result may ever contain another scope's memory, and every
  *   result must equal what the model predicts;
  * - hostile scope ids stored and searched literally; `deleteAll` of one scope touches no other;
- * - reading/changing another scope's memory by id behaves exactly like an unknown id.
+ * - reading/changing another scope's memory by id behaves exactly like an unknown id;
+ * - conversations: random appends and reads with the SAME conversation ids in many scopes, on the
+ *   store and on the in-process fallback used when memory is off (issue 10, point 1), never mix.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
 import type { Memory, MemoryKind, MemoryOp, MemoryScope, MemoryStatus } from '../src/core/memory.js';
+import { KEPT_TURNS, LocalConversations } from '../src/memory/conversation.js';
 import { contentHash, createMemoryStore, type SqlMemoryStore } from '../src/memory/store/index.js';
 import { createStoreHarness, STORE_ENGINES, type StoreHarness, testVector } from './support/memory-store.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
@@ -460,6 +463,63 @@ describe.each(STORE_ENGINES)('memory scope isolation on %s', (engine) => {
     expect(await store.list(mallory, { statuses: ['active', 'superseded', 'deleted'] })).toEqual([]);
     expect((await store.history(mallory)).map((h) => [h.action, h.memoryId])).toEqual([['NOOP', '']]);
   });
+
+  it('conversations with the same ids in many scopes never mix (store and in-process fallback)', async () => {
+    const scopes: MemoryScope[] = [
+      { user: 'conv-alice' },
+      { user: 'conv-bob' },
+      { user: 'CONV-ALICE' },
+      { user: '*' },
+      { user: "' OR '1'='1" },
+      { team: 'conv-alice' },
+      { team: 'sales' },
+    ];
+    const ids = ['shared', 'x', "' OR '1'='1", 'ünï 🧠'];
+    const action = fc.record({
+      type: fc.constantFrom('append' as const, 'append' as const, 'read' as const),
+      scope: fc.nat({ max: scopes.length - 1 }),
+      conv: fc.nat({ max: ids.length - 1 }),
+    });
+    const details = await fc.check(
+      fc.asyncProperty(fc.array(action, { minLength: 300, maxLength: 300 }), async (actions) => {
+        const model = new Map<string, string[]>();
+        const local = new LocalConversations();
+        const tiny = new LocalConversations(3);
+        const run = randomBytes(4).toString('hex');
+        for (const [step, a] of actions.entries()) {
+          const scope = scopes[a.scope] as MemoryScope;
+          const id = `${ids[a.conv]}-${run}`;
+          const key = `${a.scope}|${a.conv}`;
+          if (a.type === 'append') {
+            const question = `q ${key} #${step}`;
+            const turn = { question, sql: `SELECT '${key}'`, rowCount: 1, summary: null };
+            await store.appendTurn(scope, id, turn);
+            local.record(scope, id, turn);
+            tiny.record(scope, id, turn);
+            model.set(key, [...(model.get(key) ?? []), question]);
+          }
+          const expected = model.get(key) ?? [];
+          const stored = await store.recentTurns(scope, id, 1000);
+          expect(stored.map((t) => t.question)).toEqual(expected);
+          expect((await store.getConversation(scope, id))?.turnCount ?? 0).toBe(expected.length);
+          expect(local.turns(scope, id, 1000).map((t) => t.question)).toEqual(expected.slice(-KEPT_TURNS));
+          // The bounded fallback may have dropped a conversation, but never shows another's turns.
+          for (const t of tiny.turns(scope, id, 1000)) expect(t.question.startsWith(`q ${key} #`)).toBe(true);
+          expect(tiny.size).toBeLessThanOrEqual(3);
+          const listed = (await store.listConversations(scope, 200))
+            .map((c) => c.id)
+            .filter((c) => c.endsWith(`-${run}`));
+          const mine = ids.flatMap((c, i) => (model.has(`${a.scope}|${i}`) ? [`${c}-${run}`] : []));
+          expect(listed.sort()).toEqual(mine.sort());
+        }
+      }),
+      { numRuns: 1, endOnFailure: true },
+    );
+    if (details.failed)
+      throw new Error(
+        `conversation isolation failed (seed ${details.seed}): ${String(details.errorInstance)}`,
+      );
+  }, 240_000);
 });
 
 describe.runIf(TEST_DATABASE_URL)('memory store on the real server PostgreSQL', () => {

@@ -139,6 +139,56 @@ describe('two users over HTTP', () => {
     );
   });
 
+  it("with memory off, the same conversation id never carries one user's turns to another, on any route", async () => {
+    // Both users turn memory off: their turns are kept in the server process only.
+    for (const t of [alice, bob]) await call(t, '/api/memories/enabled', 'PUT', { enabled: false });
+    const secret = 'alice-secret-4711';
+    s.sqlReply = (prompt) =>
+      prompt.includes('secret question of alice')
+        ? `\`\`\`sql\nSELECT '${secret}' AS token\n\`\`\``
+        : `\`\`\`sql\n${revenueSql(false)}\n\`\`\``;
+    try {
+      const first = await call(alice, '/api/ask', 'POST', {
+        question: 'secret question of alice',
+        conversationId: 'shared-conv',
+      });
+      expect(first.json.sql).toContain(secret);
+      // Alice's own follow-up sees her previous turn (the fallback works at all).
+      let mark = s.sqlPrompts.length;
+      await call(alice, '/api/ask', 'POST', { question: 'and per country?', conversationId: 'shared-conv' });
+      expect(s.sqlPrompts.slice(mark).join('\n')).toContain(secret);
+      // Bob, same id, JSON and SSE: nothing of alice's conversation reaches his prompt or his answer.
+      mark = s.sqlPrompts.length;
+      const json = await call(bob, '/api/ask', 'POST', {
+        question: 'revenue please',
+        conversationId: 'shared-conv',
+      });
+      const sse = await call(
+        bob,
+        '/api/ask',
+        'POST',
+        { question: 'and again', conversationId: 'shared-conv' },
+        'text/event-stream',
+      );
+      const bobPrompts = s.sqlPrompts.slice(mark).join('\n');
+      expect(bobPrompts).not.toContain(secret);
+      expect(bobPrompts).not.toContain('secret question of alice');
+      expect(bobPrompts).toContain('revenue please');
+      expect(json.text + sse.text).not.toContain(secret);
+      // Bob's second question sees his first (his own conversation under the same id).
+      expect(bobPrompts).toMatch(/Previous question: revenue please/);
+      for (const path of ['/api/conversations', '/api/conversations/shared-conv', '/api/memories/export']) {
+        const res = await call(bob, path);
+        expect(res.text).not.toContain(secret);
+        expect(res.text).not.toContain('secret question of alice');
+      }
+      expect((await call(bob, '/api/conversations/shared-conv')).status).toBe(404);
+    } finally {
+      s.sqlReply = undefined;
+      for (const t of [alice, bob]) await call(t, '/api/memories/enabled', 'PUT', { enabled: true });
+    }
+  });
+
   it('tokens never appear in the access log', () => {
     expect(s.logs.length).toBeGreaterThan(20);
     const logged = JSON.stringify(s.logs);

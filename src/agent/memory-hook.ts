@@ -16,6 +16,7 @@ import type { MemoryChange } from '../core/steps.js';
 import { type Classification, classifyMessage } from '../memory/classify.js';
 import {
   type ConversationContext,
+  LocalConversations,
   loadConversation,
   recordTurn,
   renderConversation,
@@ -121,8 +122,8 @@ export function rememberedText(changes: MemoryChange[], problems: string[]): str
 /** Creates the memory hook over a {@link MemoryService}. */
 export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
   const { service } = options;
-  /** Turns of conversations whose user has memory off (kept in this process only). */
-  const localTurns = new Map<string, ConversationContext['turns']>();
+  /** Turns of conversations whose user has memory off (this process only, keyed by scope and id). */
+  const localTurns = new LocalConversations();
 
   async function commandReply(
     scope: MemoryScope,
@@ -259,7 +260,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         : [];
       let context: ConversationContext | undefined;
       if (!enabled)
-        context = { conversationId, summary: null, turns: (localTurns.get(conversationId) ?? []).slice(-3) };
+        context = { conversationId, summary: null, turns: localTurns.turns(scope, conversationId) };
       else if (!fresh) context = await loadConversation(service.store, scope, conversationId);
       return {
         recalled,
@@ -272,14 +273,12 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       if (enabled) {
         await recordTurn(service.store, scope, conversationId, { question, ...turn });
       } else {
-        const turns = localTurns.get(conversationId) ?? [];
-        turns.push({
+        localTurns.record(scope, conversationId, {
           question,
           sql: turn.sql,
           rowCount: turn.rowCount,
           summary: turn.answer ? clip(turn.answer, 240) : null,
         });
-        localTurns.set(conversationId, turns.slice(-6));
       }
       if (!pending) return null;
       const learned = await service.applyPending(pending.id, scope, pending.payload, {

@@ -1,21 +1,93 @@
 /**
- * Secret hygiene: connection URLs may carry passwords, which must never reach logs, prompts, the UI
- * or error messages.
+ * Secret hygiene (issue 10, point 3): connection strings may carry passwords, which must never
+ * reach logs, prompts, the UI, API responses or error messages. {@link redactSecrets} is the ONE
+ * function that masks them; every other helper here calls it.
+ *
+ * Forms masked (the forms `pg`/libpq accept, see the libpq "Connection Strings" and "Environment
+ * Variables" chapters):
+ * - URL user info: `postgres://user:secret@host/db` → `postgres://user:***@host/db` (any scheme; a
+ *   raw `@` or `/` inside the password is masked too: everything up to the LAST `@` of the
+ *   whitespace-free run is taken as user info, so an odd URL is over-masked rather than leaked);
+ * - URL query parameters `password=`, `sslpassword=`, `sslkey=` (and their `PG…` spellings):
+ *   the value up to the next `&`, `#` or whitespace;
+ * - keyword/value strings `host=h password=secret`, with single- or double-quoted values
+ *   (`password='a b\'c'`), `key = value` spacing, and `key: value` / `"key":"value"` (JSON, YAML);
+ * - environment assignments `PGPASSWORD=…`, `PGSSLKEY=…`.
  */
 
-const URL_WITH_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/]+)(:[^\s@/]*)?@/gi;
+/** What replaces a secret. */
+export const MASK = '***';
+
+/** Parameter names whose value is a secret (lower case; matched case-insensitively). */
+export const SECRET_KEYS = [
+  'password',
+  'sslpassword',
+  'sslkey',
+  'pgpassword',
+  'pgsslpassword',
+  'pgsslkey',
+  'passwd',
+] as const;
+
+const KEYS = SECRET_KEYS.join('|');
+
+/** `scheme://` + user + `:` + password + `@` (password up to the last `@` of the token). */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#]*)(:\S*)?@(?=[^\s@]*(?:\s|$))/gi;
+
+/** `?password=…` / `&sslpassword=…` inside a URL: the value ends at `&`, `#` or whitespace. */
+const QUERY_PARAM = new RegExp(`([?&;](?:${KEYS})=)[^&#\\s]*`, 'gi');
 
 /**
- * Masks the password of a URL (`postgres://u:secret@h/db` → `postgres://u:***@h/db`).
- * Strings that are not URLs are returned unchanged.
+ * Keyword/value, JSON or YAML form: an optional quote around the key, `=` or `:`, then a quoted
+ * value (backslash escapes allowed) or a bare one up to whitespace, a comma or a closing brace.
+ */
+const KEY_VALUE = new RegExp(
+  `(^|[^a-z0-9_?&;])(["']?)(${KEYS})\\2(\\s*[=:]\\s*)('(?:[^'\\\\]|\\\\.)*'?|"(?:[^"\\\\]|\\\\.)*"?|[^\\s,;}&]+)`,
+  'gi',
+);
+
+/**
+ * Masks every password, SSL key passphrase and SSL key path in free text (error messages, log
+ * fields, settings), in every form listed in the module comment. Text without secrets is returned
+ * unchanged; the function is idempotent.
+ * @param text any string (non-strings are not accepted; use {@link redactValue} for objects).
+ */
+export function redactSecrets(text: string): string {
+  if (typeof text !== 'string' || text.length === 0) return text;
+  return text
+    .replace(URL_USERINFO, (_m, scheme: string, user: string, pass: string | undefined) =>
+      pass ? `${scheme}${user}:${MASK}@` : `${scheme}${user}@`,
+    )
+    .replace(QUERY_PARAM, `$1${MASK}`)
+    .replace(KEY_VALUE, (_m, before: string, quote: string, key: string, sep: string, value: string) => {
+      const q = value.startsWith("'") ? "'" : value.startsWith('"') ? '"' : '';
+      return `${before}${quote}${key}${quote}${sep}${q}${MASK}${q}`;
+    });
+}
+
+/**
+ * Masks the password of a connection URL or keyword/value string
+ * (`postgres://u:secret@h/db` → `postgres://u:***@h/db`). Same as {@link redactSecrets}.
  */
 export function maskUrl(url: string): string {
   return redactSecrets(url);
 }
 
-/** Masks every `scheme://user:password@` occurrence inside free text (error messages, logs). */
-export function redactSecrets(text: string): string {
-  return text.replace(URL_WITH_CREDENTIALS, (_m, scheme: string, user: string, pass: string | undefined) =>
-    pass ? `${scheme}${user}:***@` : `${scheme}${user}@`,
-  );
+/**
+ * {@link redactSecrets} applied to every string inside a JSON-like value (arrays and plain objects
+ * are copied; other values are returned as they are). Depth is bounded at 20 levels (deeper
+ * values become `"[nested]"`) so a hostile structure cannot make redaction expensive.
+ */
+export function redactValue<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return redactSecrets(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= 20) return '[nested]' as T;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1)) as T;
+  if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)
+    return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = (SECRET_KEYS as readonly string[]).includes(k.toLowerCase()) ? MASK : redactValue(v, depth + 1);
+  }
+  return out as T;
 }

@@ -96,3 +96,52 @@ export function renderConversation(context: ConversationContext | undefined): st
   }
   return lines.join('\n');
 }
+
+/** Most conversations kept by a {@link LocalConversations} before the least recently used is dropped. */
+export const MAX_LOCAL_CONVERSATIONS = 500;
+
+/**
+ * Turns of conversations whose user has memory off, kept in this process only (issue 10, point 1).
+ * Keyed by the user scope AND the conversation id, so two users who send the same id never see
+ * each other's questions or SQL. Bounded: at most `maxConversations` conversations (least recently
+ * used dropped first, default {@link MAX_LOCAL_CONVERSATIONS}) of at most {@link KEPT_TURNS} turns.
+ */
+export class LocalConversations {
+  private readonly byKey = new Map<string, ConversationContext['turns']>();
+
+  /** @param maxConversations conversations kept (≥ 1). */
+  constructor(private readonly maxConversations = MAX_LOCAL_CONVERSATIONS) {}
+
+  /** The key of a conversation: scope kind, scope id and conversation id, unambiguous (JSON). */
+  private static key(scope: MemoryScope, conversationId: string): string {
+    const owner = scope.user !== undefined ? ['user', scope.user] : ['team', scope.team ?? ''];
+    return JSON.stringify([...owner, conversationId]);
+  }
+
+  /** The last `limit` turns (oldest first) of `scope`'s conversation `conversationId`. */
+  turns(scope: MemoryScope, conversationId: string, limit = PROMPT_TURNS): ConversationContext['turns'] {
+    const key = LocalConversations.key(scope, conversationId);
+    const turns = this.byKey.get(key);
+    if (!turns) return [];
+    this.byKey.delete(key);
+    this.byKey.set(key, turns);
+    return turns.slice(-limit);
+  }
+
+  /** Appends a turn to `scope`'s conversation, keeping its last {@link KEPT_TURNS} turns. */
+  record(scope: MemoryScope, conversationId: string, turn: ConversationContext['turns'][number]): void {
+    const key = LocalConversations.key(scope, conversationId);
+    const turns = [...(this.byKey.get(key) ?? []), turn].slice(-KEPT_TURNS);
+    this.byKey.delete(key);
+    this.byKey.set(key, turns);
+    while (this.byKey.size > Math.max(1, this.maxConversations)) {
+      const oldest = this.byKey.keys().next().value as string;
+      this.byKey.delete(oldest);
+    }
+  }
+
+  /** Conversations currently kept. */
+  get size(): number {
+    return this.byKey.size;
+  }
+}

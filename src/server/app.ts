@@ -10,8 +10,11 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { SqlrecallError } from '../core/errors.js';
+import { sanitizeLogText } from '../core/log.js';
 import { type AppEnv, apiError, sendError } from './context.js';
 import type { ServerDeps } from './deps.js';
+import { importLimits } from './import-limits.js';
+import { refuseCrossSite } from './origin.js';
 import { registerAsk } from './routes/ask.js';
 import { registerConversations } from './routes/conversations.js';
 import { registerMemories } from './routes/memories.js';
@@ -22,8 +25,8 @@ import { serveWeb } from './static.js';
 
 /** Largest request body (bytes) except imports: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Largest import document (bytes): 20 MiB. */
-export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
+/** Largest import document (bytes): see {@link importLimits}. */
+export { MAX_IMPORT_BYTES } from './import-limits.js';
 
 /** Routes that need no sign-in. */
 const PUBLIC_API = new Set(['/api/health']);
@@ -66,7 +69,11 @@ function authenticate(deps: ServerDeps): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Access log: method, path (no query string), status, time, user. Never headers or bodies. */
+/**
+ * Access log: method, path (no query string), status, time, user. Never headers or bodies. Every
+ * string field passes {@link sanitizeLogText} (control characters escaped, secrets masked), so a
+ * path with `%0a` or `%1b` cannot forge a line or a terminal escape in whatever sink `deps.log` is.
+ */
 function accessLog(deps: ServerDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
@@ -75,12 +82,12 @@ function accessLog(deps: ServerDeps): MiddlewareHandler<AppEnv> {
     const principal = c.get('principal');
     const code = c.get('errorCode');
     deps.log({
-      method: c.req.method,
-      path: c.req.path,
+      method: sanitizeLogText(c.req.method),
+      path: sanitizeLogText(c.req.path),
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
-      user: principal?.user ?? null,
-      ...(code ? { code } : {}),
+      user: principal?.user === undefined ? null : sanitizeLogText(principal.user),
+      ...(code ? { code: sanitizeLogText(code) } : {}),
     });
   };
 }
@@ -124,12 +131,16 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.use('*', accessLog(deps), securityHeaders);
-  app.use('/api/memories/import', limit(MAX_IMPORT_BYTES));
+  // Local mode has no login: refuse state-changing requests from foreign origins (CSRF), before
+  // any body is read.
+  if (deps.auth.mode === 'local') app.use('/api/*', refuseCrossSite());
   app.use('/api/*', async (c, next) => {
     if (c.req.path === '/api/memories/import') return next();
     return limit(MAX_BODY_BYTES)(c, next);
   });
   app.use('/api/*', authenticate(deps));
+  // Imports: size, nesting, counts and text sizes checked after sign-in and before any work.
+  app.use('/api/memories/import', importLimits());
 
   registerSystem(app, deps);
   registerAsk(app, deps);
@@ -155,7 +166,10 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
       const served = await serveWeb(c, resolve(webRoot!));
       if (served) return served;
     }
-    return sendError(c, apiError('not_found', `No route ${c.req.method} ${c.req.path.slice(0, 200)}.`));
+    return sendError(
+      c,
+      apiError('not_found', `No route ${c.req.method} ${sanitizeLogText(c.req.path.slice(0, 200))}.`),
+    );
   });
 
   app.onError((error, c) => {

@@ -5,6 +5,7 @@
 import type { Context } from 'hono';
 import { ERROR_TABLE, type ErrorCode, SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { MemoryScope } from '../core/memory.js';
+import { redactSecrets } from '../core/redact.js';
 import type { Principal } from './users.js';
 
 /** Hono environment of the app: the principal set by the auth middleware. */
@@ -20,8 +21,9 @@ export interface ErrorBody {
 /** The error body of any thrown value (unexpected errors get a generic sentence). */
 export function errorBody(error: unknown): { body: ErrorBody; status: number } {
   const err = toSqlrecallError(error);
-  const message = err.code === 'internal' ? 'Unexpected server error.' : err.message;
-  const hint = typeof err.details.hint === 'string' ? err.details.hint : undefined;
+  // Every API error passes the one redaction function (issue 10, point 3).
+  const message = err.code === 'internal' ? 'Unexpected server error.' : redactSecrets(err.message);
+  const hint = typeof err.details.hint === 'string' ? redactSecrets(err.details.hint) : undefined;
   return {
     body: { error: { code: err.code, message, ...(hint ? { hint } : {}) } },
     status: ERROR_TABLE[err.code].httpStatus,

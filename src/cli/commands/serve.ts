@@ -7,10 +7,11 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { SqlrecallError } from '../../core/errors.js';
+import { createLogger } from '../../core/log.js';
 import { checkDatabaseRole, roleWarning } from '../../runtime/doctor.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { createApp, defaultWebRoot } from '../../server/app.js';
-import type { AccessLogEntry, AuthMode } from '../../server/deps.js';
+import type { AuthMode } from '../../server/deps.js';
 import { depsFromRuntime, memoryClient } from '../../server/runtime-deps.js';
 import { UserDirectory } from '../../server/users.js';
 import { pc } from '../colors.js';
@@ -31,10 +32,6 @@ export interface ServeOptions extends GlobalOptions {
 export function isLoopback(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
-function accessLine(e: AccessLogEntry): string {
-  return `${new Date().toISOString()} ${e.method} ${e.path} ${e.status} ${e.durationMs}ms${e.user ? ` user=${JSON.stringify(e.user)}` : ''}${e.code ? ` code=${e.code}` : ''}\n`;
 }
 
 /** Runs `serve` until a signal stops it; returns the exit code. */
@@ -62,14 +59,21 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
     } else {
       auth = { mode: 'local', user: config.user, ...(config.team ? { team: config.team } : {}) };
     }
-    const verbose = config.logLevel === 'info' || config.logLevel === 'debug';
+    // Access log through the one logger: JSON lines on stderr, every field sanitized. Requests
+    // are `info` (shown with --log-level info/debug), server errors `error`.
+    const logger = createLogger({
+      level: config.logLevel,
+      base: { component: 'server' },
+      destination: { write: (line: string) => io.stderr.write(line) },
+    });
     const deps = depsFromRuntime(runtime, {
       auth,
       client,
       webRoot: opts.web ?? defaultWebRoot(),
       allowedHosts: isLoopback(host) ? [] : [host],
       log: (entry) => {
-        if (verbose || entry.status >= 500) io.stderr.write(accessLine(entry));
+        if (entry.status >= 500) logger.error(entry, 'request');
+        else logger.info(entry, 'request');
       },
     });
     // Open the database, the memory store and the models now: problems show at start, not on the first question.
