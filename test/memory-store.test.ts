@@ -449,17 +449,20 @@ describe('embedded data directory ownership', () => {
     await harness?.dispose();
   });
 
-  it('refuses a second store on an open data dir, and takes over a lock left by a dead process', async () => {
+  it('shares an open data dir with a second store in the same process, and takes over a lock left by a dead process', async () => {
+    // Issue 15: a second store on the same data dir no longer fails; it shares the one PGlite.
     const first = harness.open();
     await first.init({ model: MODEL, dimensions: DIMS });
     const second = harness.open();
-    const busy = await expectError(second.list({ user: 'u' }));
-    expect(busy.code).toBe('memory_store');
-    expect(busy.message).toContain('is in use by another memory store in this process');
+    await second.init({ model: MODEL, dimensions: DIMS });
+    await first.write({ user: 'u' }, [add('shared between stores', 1)]);
+    expect((await second.list({ user: 'u' })).map((m) => m.text)).toEqual(['shared between stores']);
+    await second.close();
     await first.close();
     // A crashed process (pid that cannot exist) left its lock behind: the next open takes it over.
     writeFileSync(join(harness.dataDir as string, LOCK_FILE_NAME), '2147483646 crashed');
-    await expect(second.list({ user: 'u' })).resolves.toEqual([]);
-    await second.close();
+    const third = harness.open();
+    expect((await third.list({ user: 'u' })).map((m) => m.text)).toEqual(['shared between stores']);
+    await third.close();
   });
 });

@@ -23,7 +23,8 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'too_large'
-  | 'internal';
+  | 'internal'
+  | 'memory_unavailable';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -48,6 +49,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   forbidden: { exitCode: 2, httpStatus: 403 },
   too_large: { exitCode: 2, httpStatus: 413 },
   internal: { exitCode: 1, httpStatus: 500 },
+  // The memory store is locked by another process or cannot be reached (issue 15): exit 6, HTTP 503.
+  memory_unavailable: { exitCode: 6, httpStatus: 503 },
 };
 
 /** Extra, structured facts about an error (never secrets). */

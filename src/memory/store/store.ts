@@ -103,7 +103,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
   const ready = (): Promise<void> => {
     migrated ??= (async () => {
       await migrate(client);
-      if (client.engine === 'pglite') await releaseRunningPending(client);
+      // Only the process that owns the embedded store (opened its data directory) may take
+      // `running` rows for dead: with a shared store, another live process may be running them.
+      if (client.engine === 'pglite' && (await client.ownsStore?.()) !== false)
+        await releaseRunningPending(client);
     })();
     return migrated.catch((error: unknown) => {
       migrated = undefined;
