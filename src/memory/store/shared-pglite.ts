@@ -159,6 +159,16 @@ function ownerSession(owner: Owner): Pick<SqlClient, 'query' | 'transaction'> {
   };
 }
 
+/** Socket-level failures (Node error codes look like SQLSTATEs to `isConnectionError`: EPIPE). */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT', 'ETIMEDOUT']);
+
+/** True when the owner's socket is gone or the connection to it broke. */
+function brokenConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
+  return isConnectionError(error);
+}
+
 type Mode =
   | { kind: 'owner'; owner: Owner; session: Pick<SqlClient, 'query' | 'transaction'> }
   | { kind: 'client'; client: SqlClient };
@@ -237,7 +247,7 @@ export function createSharedPgliteClient(
         return { kind: 'client', client };
       } catch (error) {
         await pool.end().catch(() => undefined);
-        if (!isConnectionError(error) && !/ENOENT|ECONNREFUSED/.test(String(error))) throw error;
+        if (!brokenConnection(error)) throw error;
         lastError = error;
       }
       if (Date.now() >= deadline) throw unavailable(dir, lastPid, lastError);
@@ -265,7 +275,7 @@ export function createSharedPgliteClient(
     try {
       return await fn(first.client);
     } catch (error) {
-      if (!isConnectionError(error)) throw error;
+      if (!brokenConnection(error)) throw error;
       if (mode) {
         const stale = mode;
         mode = undefined;
