@@ -113,6 +113,7 @@ try {
     { name: 'on (socket)', extra: [], owner: true },
   ];
   const results: Record<string, Sample[]> = {};
+  const failures: Record<string, string> = {};
   for (const c of cases) {
     let chat: ReturnType<typeof spawn> | undefined;
     if (c.owner) {
@@ -142,6 +143,10 @@ try {
       await run(c.extra, env);
       results[c.name] = [];
       for (let i = 0; i < runs; i += 1) results[c.name]?.push(await run(c.extra, env));
+    } catch (error) {
+      // e.g. a build without a shared store: `ask` cannot open the store while `chat` holds it.
+      failures[c.name] = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+      delete results[c.name];
     } finally {
       chat?.kill('SIGTERM');
       if (chat) await new Promise((ok) => chat?.on('close', ok));
@@ -161,7 +166,7 @@ try {
   const ratio = (name: string) => Math.round(((summary[name]?.wallMsMedian ?? Number.NaN) / off) * 100) / 100;
   if (args.json) {
     process.stdout.write(
-      `${JSON.stringify({ runs, summary, ratioOwner: ratio('on (owner)'), ratioSocket: ratio('on (socket)') }, null, 2)}\n`,
+      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)'), ratioSocket: ratio('on (socket)') }, null, 2)}\n`,
     );
   } else {
     process.stdout.write(
@@ -173,6 +178,7 @@ try {
         `${name.padEnd(13)} ${String(s.wallMsMedian).padStart(6)} ms   ${String(s.firstRequestMsMedian).padStart(8)} ms               ${s.maxRssMb} MB\n`,
       );
     }
+    for (const [name, message] of Object.entries(failures)) process.stdout.write(`${name}: failed: ${message}\n`);
     process.stdout.write(
       `memory on ÷ off (wall): owner ${ratio('on (owner)')}×, socket ${ratio('on (socket)')}× (target ≤ 1.3×)\n`,
     );
