@@ -145,7 +145,7 @@ try {
       for (let i = 0; i < runs; i += 1) results[c.name]?.push(await run(c.extra, env));
     } catch (error) {
       // e.g. a build without a shared store: `ask` cannot open the store while `chat` holds it.
-      failures[c.name] = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+      failures[c.name] = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
       delete results[c.name];
     } finally {
       chat?.kill('SIGTERM');
@@ -178,7 +178,8 @@ try {
         `${name.padEnd(13)} ${String(s.wallMsMedian).padStart(6)} ms   ${String(s.firstRequestMsMedian).padStart(8)} ms               ${s.maxRssMb} MB\n`,
       );
     }
-    for (const [name, message] of Object.entries(failures)) process.stdout.write(`${name}: failed: ${message}\n`);
+    for (const [name, message] of Object.entries(failures))
+      process.stdout.write(`${name}: failed: ${message}\n`);
     process.stdout.write(
       `memory on ÷ off (wall): owner ${ratio('on (owner)')}×, socket ${ratio('on (socket)')}× (target ≤ 1.3×)\n`,
     );
