@@ -3,7 +3,11 @@
  * (`@hono/node-server` on loopback, multi-user mode with tokens), the scripted zero-delay model,
  * the small shop on PGlite and the embedded memory store.
  *
- *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--quick] [--json]
+ *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--memory-db URL] [--quick] [--json]
+ *
+ * `--memory-db`: a server PostgreSQL + pgvector memory database (as MEMORY_DATABASE_URL; pool size
+ * from SQLRECALL_MEMORY_POOL_SIZE, default 4) instead of the embedded store. Use a scratch database:
+ * the run adds users `user0…` and their memories.
  *
  * Each user first teaches their own preference ("Always show me customers from Land<xy>"), then
  * asks `--questions` questions one after another; all users run at once. Checks: every response is
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     /** CI size (`npm run bench -- --quick`): 10 users × 5 questions. */
     quick: { type: 'boolean', default: false },
+    'memory-db': { type: 'string' },
   },
 });
 const USERS = values.quick ? 10 : Number(values.users);
@@ -35,7 +40,7 @@ const land = (u: number) =>
   `Land${String.fromCharCode(97 + (u % 26))}${String.fromCharCode(97 + Math.floor(u / 26))}`;
 const QUESTIONS = values.quick ? 5 : Number(values.questions);
 
-const s = await startTestServer('users');
+const s = await startTestServer('users', values['memory-db']);
 // Meter model time per question: the question text is in every prompt of its pipeline.
 const modelMs = new Map<string, number>();
 const inner = s.runtime.chat();
@@ -119,6 +124,7 @@ await Promise.all(
 const wallS = (performance.now() - started) / 1000;
 const round = (n: number) => Math.round(n * 10) / 10;
 const report = {
+  memoryStore: values['memory-db'] ? 'server' : 'embedded',
   users: USERS,
   questionsPerUser: QUESTIONS,
   requests: latencies.length,
@@ -133,7 +139,7 @@ const report = {
 if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 else {
   process.stdout.write(
-    `${USERS} users × ${QUESTIONS} questions over HTTP: ${report.requests} answered, ${report.errors} errors, ${report.crossTalk} cross-talk\n` +
+    `${USERS} users × ${QUESTIONS} questions over HTTP (${report.memoryStore} memory store): ${report.requests} answered, ${report.errors} errors, ${report.crossTalk} cross-talk\n` +
       `wall ${report.wallSeconds} s (${report.questionsPerSecond} questions/s on one process)\n` +
       `latency p50 ${report.latencyMs.p50} ms, p95 ${report.latencyMs.p95} ms (zero-delay scripted model)\n` +
       `server overhead (latency − model time) p50 ${report.overheadMs.p50} ms, p95 ${report.overheadMs.p95} ms; model time ${report.modelMsPerQuestion} ms/question\n`,

@@ -64,6 +64,13 @@ const REGISTRY = [
     full: [],
   },
   {
+    name: 'process-start',
+    title: 'Whole-process `ask`: memory on vs off, time to first model request, peak RSS',
+    script: 'bench/process-start.ts',
+    quick: ['--quick'],
+    full: [],
+  },
+  {
     name: 'http-load',
     title: 'HTTP API under load',
     script: 'bench/http-load.ts',

@@ -12,6 +12,7 @@ import type { MemoryScope } from '../src/core/memory.js';
 import { LOCK_FILE_NAME, MIGRATIONS, type SqlMemoryStore } from '../src/memory/store/index.js';
 import { migrate } from '../src/memory/store/migrations.js';
 import { createPgliteClient, createPostgresClient } from '../src/memory/store/sql-client.js';
+import { contentWords } from '../src/memory/text.js';
 import { createStoreHarness, STORE_ENGINES, type StoreHarness, testVector } from './support/memory-store.js';
 
 const DIMS = 8;
@@ -265,6 +266,42 @@ describe.each(STORE_ENGINES)('memory store on %s', (engine) => {
     }
   });
 
+  it('recall filters run in SQL: term words all in the question (filled in for older rows), preferences by table', async () => {
+    const scope = { user: 'terms-u' };
+    const high = 'By high value order I mean total amount over 10000';
+    await store.write(scope, [
+      add(high, 201, 'term'),
+      add('By churned customer I mean no order in 90 days', 202, 'term'),
+      add('Always show me customers from India', 203),
+      {
+        op: 'add',
+        memory: { kind: 'preference', text: 'Only paid orders', tables: ['public.orders'] },
+        embedding: testVector(204, DIMS),
+      },
+    ]);
+    await store.write({ user: 'terms-other' }, [add(high, 201, 'term')]);
+    const words = contentWords('customers who have a high order value');
+    const terms = () => store.list(scope, { kinds: ['term', 'metric'], termWordsWithin: words });
+    expect((await terms()).map((m) => m.text)).toEqual([high]);
+    expect(await store.list(scope, { termWordsWithin: contentWords('churned') })).toEqual([]); // one word of two
+    const prefs = (tables: string[]) =>
+      store.list(scope, { kinds: ['preference'], tablesAny: tables }).then((l) => l.map((m) => m.text));
+    expect(await prefs(['PUBLIC.Orders'])).toEqual([
+      'Always show me customers from India',
+      'Only paid orders',
+    ]);
+    expect(await prefs(['public.customers'])).toEqual(['Always show me customers from India']);
+
+    // Rows written before migration 3 have no term words: the next open fills them in.
+    const sql = await store.sql();
+    await sql.query("UPDATE sqlrecall_memories SET term_words = NULL WHERE scope_user = 'terms-u'");
+    expect(await terms()).toEqual([]);
+    await store.close();
+    store = harness.open();
+    await store.init({ model: MODEL, dimensions: DIMS });
+    expect((await terms()).map((m) => m.text)).toEqual([high]);
+  });
+
   it('keeps conversations per scope with recent turns and a rolling summary', async () => {
     const priya = { user: 'conv-priya' };
     const rahul = { user: 'conv-rahul' };
@@ -449,17 +486,20 @@ describe('embedded data directory ownership', () => {
     await harness?.dispose();
   });
 
-  it('refuses a second store on an open data dir, and takes over a lock left by a dead process', async () => {
+  it('shares an open data dir with a second store in the same process, and takes over a lock left by a dead process', async () => {
+    // Issue 15: a second store on the same data dir no longer fails; it shares the one PGlite.
     const first = harness.open();
     await first.init({ model: MODEL, dimensions: DIMS });
     const second = harness.open();
-    const busy = await expectError(second.list({ user: 'u' }));
-    expect(busy.code).toBe('memory_store');
-    expect(busy.message).toContain('is in use by another memory store in this process');
+    await second.init({ model: MODEL, dimensions: DIMS });
+    await first.write({ user: 'u' }, [add('shared between stores', 1)]);
+    expect((await second.list({ user: 'u' })).map((m) => m.text)).toEqual(['shared between stores']);
+    await second.close();
     await first.close();
     // A crashed process (pid that cannot exist) left its lock behind: the next open takes it over.
     writeFileSync(join(harness.dataDir as string, LOCK_FILE_NAME), '2147483646 crashed');
-    await expect(second.list({ user: 'u' })).resolves.toEqual([]);
-    await second.close();
+    const third = harness.open();
+    expect((await third.list({ user: 'u' })).map((m) => m.text)).toEqual(['shared between stores']);
+    await third.close();
   });
 });

@@ -25,7 +25,8 @@ export type ErrorCode =
   | 'too_large'
   | 'internal'
   | 'db_busy'
-  | 'result_too_large';
+  | 'result_too_large'
+  | 'memory_unavailable';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -55,6 +56,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   db_busy: { exitCode: 4, httpStatus: 503 },
   // Issue 14: not even one row fits in the result byte budget (--max-result-bytes).
   result_too_large: { exitCode: 4, httpStatus: 422 },
+  // The memory store is locked by another process or cannot be reached (issue 15): exit 6, HTTP 503.
+  memory_unavailable: { exitCode: 6, httpStatus: 503 },
 };
 
 /** Extra, structured facts about an error (never secrets). */

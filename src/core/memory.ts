@@ -134,6 +134,16 @@ export interface MemoryListOptions {
   /** Statuses to include; default `['active']`. */
   statuses?: MemoryStatus[];
   limit?: number;
+  /**
+   * Only memories that name no table or at least one of these (`schema.table`, compared
+   * case-insensitively): the standing preferences of a question (issue 15).
+   */
+  tablesAny?: string[];
+  /**
+   * Only memories that define a term whose stemmed content words are all among these (see
+   * `contentWords` in src/memory/text.ts): exact term recall, answered by an index (issue 15).
+   */
+  termWordsWithin?: string[];
 }
 
 /**

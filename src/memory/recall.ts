@@ -64,18 +64,34 @@ async function recallScope(
 ): Promise<RecalledMemory[]> {
   const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
   const out: RecalledMemory[] = [];
-  const preferences = (await input.store.list(scope, { kinds: ['preference'], statuses: ['active'] })).filter(
-    (m) => !isExpired(m),
-  );
+  // Both reads are answered in SQL from indexes (issue 15): the standing preferences on a table in
+  // play (first MAX_STANDING_PREFERENCES by age), and the definitions whose term's words all occur
+  // in the question — never a read of every memory of the scope.
+  const preferences = (
+    await input.store.list(scope, {
+      kinds: ['preference'],
+      statuses: ['active'],
+      tablesAny: [...play],
+      limit: MAX_STANDING_PREFERENCES,
+    })
+  ).filter((m) => !isExpired(m));
   for (const memory of preferences) {
     if (memory.tables.length === 0 || memory.tables.some((t) => play.has(t.toLowerCase()))) {
       out.push({ memory, owner, why: 'standing' });
     }
   }
   out.splice(MAX_STANDING_PREFERENCES);
-  const definitions = (await input.store.list(scope, { kinds: RECALLED_KINDS, statuses: ['active'] })).filter(
-    (m) => !isExpired(m),
-  );
+  const words = [...new Set(contentWords(input.question))];
+  const definitions =
+    words.length === 0
+      ? []
+      : (
+          await input.store.list(scope, {
+            kinds: RECALLED_KINDS,
+            statuses: ['active'],
+            termWordsWithin: words,
+          })
+        ).filter((m) => !isExpired(m));
   for (const memory of definitions) {
     const term = memoryTerm(memory);
     if (term && termOccursIn(term, input.question)) out.push({ memory, owner, why: 'term' });

@@ -20,11 +20,29 @@ export function memoryDataDir(config: Config): string {
   return join(config.home, 'memory');
 }
 
+/** Default pool size of a server memory database (per process; see docs/scale-out.md). */
+export const DEFAULT_MEMORY_POOL_SIZE = 4;
+
+/**
+ * Pool size of a server memory database: `SQLRECALL_MEMORY_POOL_SIZE` (1–200), default
+ * {@link DEFAULT_MEMORY_POOL_SIZE}. Read from the environment, next to the validated config.
+ * @throws SqlrecallError `config` when it is not a whole number from 1 to 200
+ */
+export function memoryPoolSize(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SQLRECALL_MEMORY_POOL_SIZE?.trim();
+  if (!raw) return DEFAULT_MEMORY_POOL_SIZE;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 200) {
+    throw new SqlrecallError('config', 'SQLRECALL_MEMORY_POOL_SIZE must be a whole number from 1 to 200.');
+  }
+  return value;
+}
+
 /** Store options from the configuration: MEMORY_DATABASE_URL (postgres:// or pglite:DIR), else the home folder. */
 export function memoryStoreOptions(config: Config): MemoryStoreOptions {
   const url = config.memoryDatabaseUrl;
   if (url && /^pglite:/i.test(url)) return { dataDir: url.replace(/^pglite:/i, '') };
-  if (url) return { url };
+  if (url) return { url, maxConnections: memoryPoolSize() };
   return { dataDir: memoryDataDir(config) };
 }
 

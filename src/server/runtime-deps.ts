@@ -13,7 +13,9 @@ import type { AccessLogEntry, AuthMode, ComponentHealth, ServerDeps } from './de
 /** An SQL client on the memory store's database of `config` (embedded PGlite or server PostgreSQL). */
 export function memoryClient(config: Config): SqlClient {
   const options = memoryStoreOptions(config);
-  return options.url ? createPostgresClient(options.url) : createPgliteClient(options.dataDir);
+  return options.url
+    ? createPostgresClient(options.url, { maxConnections: options.maxConnections })
+    : createPgliteClient(options.dataDir);
 }
 
 /** Resolves within `ms` or reports that the component did not answer in time. */

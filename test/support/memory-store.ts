@@ -1,16 +1,17 @@
 /**
- * Memory store test engines: embedded PGlite, and a "server-style connection" — `pg` over TCP to
- * a PGlite (with pgvector) served by `@electric-sql/pglite-socket`, since the Debian PostgreSQL
- * server used in CI lacks pgvector. Same store code, different client path (pool, wire protocol,
- * real concurrent connections).
+ * Memory store test engines: embedded PGlite, and a "server-style connection" — `pg` over a Unix
+ * socket to a PGlite (with pgvector) served by sqlrecall's own wire multiplexer (wire-mux.ts;
+ * pglite-socket's queue interleaved or stalled concurrent transactions), since the Debian
+ * PostgreSQL server used in CI lacks pgvector. Same store code, different client path (pool, wire
+ * protocol, real concurrent connections).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createMemoryStore, type SqlMemoryStore } from '../../src/memory/store/index.js';
+import { Gate, startWireMux } from '../../src/memory/store/wire-mux.js';
 
 /** Store engines covered by every memory store suite. */
 export type StoreEngine = 'pglite' | 'server-style';
@@ -41,16 +42,17 @@ export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarn
   }
   const db = new PGlite({ extensions: { vector } });
   await db.waitReady;
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 100 });
-  await server.start();
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  const runDir = mkdtempSync(join(tmpdir(), 'sqlrecall-memserver-'));
+  const server = await startWireMux(db, new Gate(), runDir);
+  const url = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(runDir)}`;
   return {
     engine,
     url,
     open: (options = {}) => createMemoryStore({ url, maxConnections: options.maxConnections }),
     dispose: async () => {
-      await server.stop();
+      await server.close();
       await db.close();
+      rmSync(runDir, { recursive: true, force: true });
     },
   };
 }

@@ -50,7 +50,11 @@ export interface TestServer {
 }
 
 /** Starts a test server in `mode` (`users`: token auth; `local`: user `me`). */
-export async function startTestServer(mode: 'users' | 'local' = 'users'): Promise<TestServer> {
+export async function startTestServer(
+  mode: 'users' | 'local' = 'users',
+  /** A server memory database (MEMORY_DATABASE_URL); default the embedded store under a temp home. */
+  memoryDatabaseUrl?: string,
+): Promise<TestServer> {
   const fixture: Fixture = await pgliteShop();
   const home = mkdtempSync(join(tmpdir(), 'sqlrecall-server-'));
   const sqlPrompts: string[] = [];
@@ -71,7 +75,14 @@ export async function startTestServer(mode: 'users' | 'local' = 'users'): Promis
   const config = loadConfig({
     env: {},
     cwd: home,
-    flags: { databaseUrl: fixture.url, ollamaHost: model.url, home, user: 'me', logLevel: 'silent' },
+    flags: {
+      databaseUrl: fixture.url,
+      ollamaHost: model.url,
+      home,
+      user: 'me',
+      logLevel: 'silent',
+      ...(memoryDatabaseUrl ? { memoryDatabaseUrl } : {}),
+    },
   });
   const client = memoryClient(config);
   const runtime = new Runtime(config);

@@ -107,6 +107,23 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    // Issue 15: exact term recall in SQL. `term_words` holds the stemmed content words of the term
+    // a memory defines ('{}' when it defines none; NULL until filled in by `fillTermWords`); a
+    // question recalls the rows whose words are all among its own (`term_words <@ $words`, GIN).
+    version: 3,
+    description: 'term_words of each memory, GIN-indexed, for exact term recall in SQL',
+    statements: [
+      'ALTER TABLE sqlrecall_memories ADD COLUMN term_words text[]',
+      `CREATE INDEX sqlrecall_memories_term_words ON sqlrecall_memories USING gin (term_words)
+        WHERE status = 'active' AND cardinality(term_words) > 0`,
+      // Rows still to fill (written before this migration): found without a scan at each start.
+      'CREATE INDEX sqlrecall_memories_term_words_todo ON sqlrecall_memories (id) WHERE term_words IS NULL',
+      // Standing preferences and term candidates are read per scope and kind among active rows.
+      `CREATE INDEX sqlrecall_memories_active_scope_kind ON sqlrecall_memories (scope_key, kind, seq)
+        WHERE status = 'active'`,
+    ],
+  },
+  {
     version: 4,
     description: 'conversation titles (rename in the web UI); SQL before/after in memory history',
     statements: [

@@ -34,6 +34,7 @@ import {
 } from './rows.js';
 import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
 import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
+import { fillTermWords } from './term-words.js';
 import { deleteScope, exportScope, importScope } from './transfer.js';
 import type { EmbeddingInfo, SqlMemoryStore } from './types.js';
 import { applyOps, lockScope } from './write.js';
@@ -103,7 +104,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
   const ready = (): Promise<void> => {
     migrated ??= (async () => {
       await migrate(client);
-      if (client.engine === 'pglite') await releaseRunningPending(client);
+      await fillTermWords(client);
+      // Only the process that owns the embedded store (opened its data directory) may take
+      // `running` rows for dead: with a shared store, another live process may be running them.
+      if (client.engine === 'pglite' && (await client.ownsStore?.()) !== false)
+        await releaseRunningPending(client);
     })();
     return migrated.catch((error: unknown) => {
       migrated = undefined;
@@ -204,12 +209,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
       if (limit !== null && (!Number.isInteger(limit) || limit < 0)) {
         throw new SqlrecallError('usage', 'A limit must be a whole number ≥ 0.');
       }
+      const tables = list.tablesAny ? list.tablesAny.map((t) => t.toLowerCase()) : null;
+      const words = list.termWordsWithin ?? null;
       const rows = await client.query(
         `SELECT ${MEMORY_COLUMNS} FROM sqlrecall_memories
          WHERE ${scopeCondition(ref, 1, 2)} AND status = ANY($3::text[])
            AND ($4::text[] IS NULL OR kind = ANY($4::text[]))
+           AND ($6::text[] IS NULL OR cardinality(tables) = 0
+                OR EXISTS (SELECT 1 FROM unnest(tables) AS t(name) WHERE lower(t.name) = ANY($6::text[])))
+           AND ($7::text[] IS NULL OR (status = 'active' AND cardinality(term_words) > 0
+                AND term_words <@ $7::text[]))
          ORDER BY seq LIMIT $5`,
-        [ref.key, ref.id, list.statuses ?? ['active'], kindsParam(list.kinds), limit],
+        [ref.key, ref.id, list.statuses ?? ['active'], kindsParam(list.kinds), limit, tables, words],
       );
       return rows.map(memoryFromRow);
     }),

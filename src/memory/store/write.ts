@@ -17,6 +17,7 @@ import {
 import { contentHash, isUuid, MEMORY_COLUMNS, memoryFromRow, vectorLiteral } from './rows.js';
 import { type ScopeRef, scopeColumns, scopeCondition } from './scope.js';
 import type { SqlSession } from './sql-client.js';
+import { termWordsOf } from './term-words.js';
 
 /** What the write path needs. */
 export interface WriteContext {
@@ -96,8 +97,8 @@ export async function insertMemory(
 ): Promise<Memory | null> {
   const rows = await ctx.tx.query(
     `INSERT INTO sqlrecall_memories (id, scope_key, scope_user, scope_team, kind, text, sql, tables, columns,
-       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16)
+       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17)
      ON CONFLICT (scope_key, content_hash) WHERE status = 'active' DO NOTHING
      RETURNING ${MEMORY_COLUMNS}`,
     [
@@ -115,6 +116,7 @@ export async function insertMemory(
       options.supersedes ?? null,
       memory.sourceMessageId ?? null,
       memory.expiresAt ?? null,
+      termWordsOf(memory.kind, memory.text),
     ],
   );
   return rows[0] ? memoryFromRow(rows[0]) : null;
@@ -176,7 +178,7 @@ async function applyUpdate(
   const rows = await ctx.tx.query(
     `UPDATE sqlrecall_memories SET kind = $1, text = $2, sql = $3, tables = $4, columns = $5,
        embedding = $6::vector, embedding_model = $7, content_hash = $8, source_message_id = COALESCE($9, source_message_id),
-       expires_at = $10, updated_at = clock_timestamp()
+       expires_at = $10, updated_at = clock_timestamp(), term_words = $14
      WHERE id = $11 AND ${scopeCondition(ctx.ref, 12, 13)} RETURNING ${MEMORY_COLUMNS}`,
     [
       op.memory.kind,
@@ -192,6 +194,7 @@ async function applyUpdate(
       target.id,
       ctx.ref.key,
       ctx.ref.id,
+      termWordsOf(op.memory.kind, op.memory.text),
     ],
   );
   const updated = memoryFromRow(rows[0] as Record<string, unknown>);

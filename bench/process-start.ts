@@ -1,0 +1,190 @@
+/**
+ * Whole-process start benchmark (issue 15): `sqlrecall ask` as a user runs it, on the demo shop,
+ * with the scripted model server at zero delay standing in for Ollama.
+ *
+ *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json]
+ *
+ * Three cases, each run `--runs` times (after one warm-up run each), in turn:
+ * - `off`: `ask --no-memory`;
+ * - `on (owner)`: memory on, no other sqlrecall process: this process opens the embedded store;
+ * - `on (socket)`: memory on while another process (a `chat`) owns the store: opened via its socket.
+ * Reported per case: median wall time (spawn → exit), median time from spawn to the first chat
+ * request the model server receives, and the largest peak RSS (the child's `maxRSS` from
+ * `process.resourceUsage()`, printed at exit by a `--require` preload). Ratio: median wall of
+ * each memory-on case ÷ median wall of `off` (target ≤ 1.3×); targets: first request ≤ 1.0 s,
+ * peak RSS ≤ 250 MB. `--quick`: 2 runs each.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { createDemoDatabase } from '../src/demo/load.js';
+import { startScriptedOllama } from '../src/models/scripted/server.js';
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
+const runs = Number(args.runs ?? (args.quick ? 2 : 5));
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'sqlrecall.js');
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-start-'));
+const preload = join(dir, 'rss.cjs');
+writeFileSync(
+  preload,
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the preload's source text
+  "process.on('exit', () => { process.stderr.write(`\\n@@maxrss ${process.resourceUsage().maxRSS}\\n`); });\n",
+);
+let firstRequestAt: number | undefined;
+const model = await startScriptedOllama({
+  models: ['qwen2.5-coder:7b', 'all-minilm'],
+  chat: (request) => {
+    firstRequestAt ??= Date.now();
+    if (request.purpose === 'memory-extract') return JSON.stringify({ facts: [] });
+    if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
+      return '```sql\nSELECT count(*) AS n FROM orders\n```';
+    return 'There are some orders.';
+  },
+});
+
+interface Sample {
+  wallMs: number;
+  firstRequestMs: number | null;
+  maxRssMb: number;
+}
+
+function run(extra: string[], env: Record<string, string>): Promise<Sample> {
+  return new Promise((resolvePromise, reject) => {
+    firstRequestAt = undefined;
+    const started = Date.now();
+    const child = spawn(
+      process.execPath,
+      ['--require', preload, BIN, 'ask', '--json', ...extra, 'how many orders?'],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: dir, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const wallMs = Date.now() - started;
+      if (code !== 0) return reject(new Error(`ask exited ${code}: ${stderr}`));
+      const kb = Number(/@@maxrss (\d+)/.exec(stderr)?.[1] ?? Number.NaN);
+      resolvePromise({
+        wallMs,
+        firstRequestMs: firstRequestAt === undefined ? null : firstRequestAt - started,
+        maxRssMb: Math.round((kb / 1024) * 10) / 10,
+      });
+    });
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+try {
+  await createDemoDatabase(join(dir, 'shop'));
+  const env = {
+    SQLRECALL_HOME: join(dir, 'home'),
+    OLLAMA_HOST: model.url,
+    DATABASE_URL: `pglite:${join(dir, 'shop')}`,
+  };
+  // The memory store exists already (a user's second question, not their first ever).
+  await run([], env);
+  const cases: { name: string; extra: string[]; owner: boolean }[] = [
+    { name: 'off', extra: ['--no-memory'], owner: false },
+    { name: 'on (owner)', extra: [], owner: false },
+    { name: 'on (socket)', extra: [], owner: true },
+  ];
+  const results: Record<string, Sample[]> = {};
+  const failures: Record<string, string> = {};
+  for (const c of cases) {
+    let chat: ReturnType<typeof spawn> | undefined;
+    if (c.owner) {
+      // Another process owns the store: a chat waiting at its prompt, on its own copy of the shop.
+      await createDemoDatabase(join(dir, 'shop-chat'));
+      chat = spawn(process.execPath, [BIN, 'chat', '--user', 'owner'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: dir,
+          ...env,
+          DATABASE_URL: `pglite:${join(dir, 'shop-chat')}`,
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const proc = chat;
+      await new Promise<void>((ok, fail) => {
+        let out = '';
+        proc.stdout?.on('data', (d) => {
+          out += d;
+          if (out.includes('sqlrecall> ')) ok();
+        });
+        proc.on('close', () => fail(new Error('chat exited before its prompt')));
+      });
+    }
+    try {
+      log(`${c.name}: warm-up + ${runs} runs…`);
+      await run(c.extra, env);
+      results[c.name] = [];
+      for (let i = 0; i < runs; i += 1) results[c.name]?.push(await run(c.extra, env));
+    } catch (error) {
+      // e.g. a build without a shared store: `ask` cannot open the store while `chat` holds it.
+      failures[c.name] = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+      delete results[c.name];
+    } finally {
+      chat?.kill('SIGTERM');
+      if (chat) await new Promise((ok) => chat?.on('close', ok));
+    }
+  }
+  const summary = Object.fromEntries(
+    Object.entries(results).map(([name, samples]) => [
+      name,
+      {
+        wallMsMedian: median(samples.map((s) => s.wallMs)),
+        firstRequestMsMedian: median(samples.map((s) => s.firstRequestMs ?? Number.NaN)),
+        maxRssMb: Math.max(...samples.map((s) => s.maxRssMb)),
+      },
+    ]),
+  );
+  const off = summary.off?.wallMsMedian ?? Number.NaN;
+  const ratio = (name: string) => Math.round(((summary[name]?.wallMsMedian ?? Number.NaN) / off) * 100) / 100;
+  if (args.json) {
+    process.stdout.write(
+      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)'), ratioSocket: ratio('on (socket)') }, null, 2)}\n`,
+    );
+  } else {
+    process.stdout.write(
+      `Whole-process \`ask\` on the demo shop, scripted model at 0 delay, ${runs} runs per case\n`,
+    );
+    process.stdout.write('case          wall p50   first model request p50   peak RSS\n');
+    for (const [name, s] of Object.entries(summary)) {
+      process.stdout.write(
+        `${name.padEnd(13)} ${String(s.wallMsMedian).padStart(6)} ms   ${String(s.firstRequestMsMedian).padStart(8)} ms               ${s.maxRssMb} MB\n`,
+      );
+    }
+    for (const [name, message] of Object.entries(failures))
+      process.stdout.write(`${name}: failed: ${message}\n`);
+    process.stdout.write(
+      `memory on ÷ off (wall): owner ${ratio('on (owner)')}×, socket ${ratio('on (socket)')}× (target ≤ 1.3×)\n`,
+    );
+  }
+} finally {
+  await model.close();
+  rmSync(dir, { recursive: true, force: true });
+}

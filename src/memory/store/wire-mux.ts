@@ -1,0 +1,222 @@
+/**
+ * Serves one embedded PGlite to other local processes over the PostgreSQL wire protocol on a Unix
+ * socket, without letting two clients' messages interleave.
+ *
+ * PGlite is a single backend session. Clients (each a `pg` connection from another sqlrecall
+ * process) and the owning process itself take turns through one {@link Gate}: a client takes the
+ * gate with its first message and keeps it until PGlite answers ReadyForQuery with transaction
+ * status `I` (idle) — so a whole transaction (BEGIN … COMMIT, with its `pg_advisory_xact_lock`s)
+ * or a whole extended-protocol exchange (Parse/Bind/Execute … Sync) runs without anything else
+ * in between. A client that disconnects while holding the gate gets its transaction rolled back
+ * and its session advisory locks released before the gate is handed on.
+ *
+ * Not supported (and not used by sqlrecall): COPY, LISTEN/NOTIFY across clients, cancel requests,
+ * session settings private to a client (a `SET` outside a transaction is seen by every client).
+ */
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { PGlite } from '@electric-sql/pglite';
+
+/** A FIFO mutex: `acquire()` resolves with a release function once every earlier holder released. */
+export class Gate {
+  private tail: Promise<void> = Promise.resolve();
+
+  /** Waits for the gate; call the returned function exactly once to pass it on. */
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ready = this.tail.then(() => release);
+    this.tail = this.tail.then(() => next);
+    return ready;
+  }
+
+  /** Runs `fn` while holding the gate. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+/** Protocol codes of the untyped first messages (PostgreSQL protocol 3.0, "Message Formats"). */
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+const PROTOCOL_3 = 196608;
+
+/** Name of the socket file: what `pg` opens for `host=<dir>` and port 5432. */
+export const SOCKET_FILE_NAME = '.s.PGSQL.5432';
+
+/** A simple-protocol Query message. */
+function queryMessage(sql: string): Buffer {
+  const body = Buffer.from(`${sql}\0`, 'utf8');
+  const head = Buffer.alloc(5);
+  head.write('Q', 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** Sync, then roll back and drop session advisory locks: the reset after a client left mid-work. */
+const RESET = Buffer.concat([
+  Buffer.from([0x53, 0, 0, 0, 4]), // Sync ends any half-sent extended-protocol exchange
+  queryMessage('ROLLBACK; SELECT pg_advisory_unlock_all()'),
+]);
+
+/** Transaction status of the last ReadyForQuery in `response`, or undefined when there is none. */
+export function lastReadyStatus(response: Uint8Array): string | undefined {
+  let status: string | undefined;
+  let at = 0;
+  const view = Buffer.from(response.buffer, response.byteOffset, response.byteLength);
+  while (at + 5 <= view.length) {
+    const length = view.readInt32BE(at + 1);
+    if (view[at] === 0x5a && length === 5 && at + 6 <= view.length) {
+      status = String.fromCharCode(view[at + 5] as number);
+    }
+    at += 1 + length;
+  }
+  return status;
+}
+
+/** A running multiplexer; `close()` stops listening, drops clients and removes the socket file. */
+export interface WireMux {
+  readonly socketPath: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on `<runDir>/.s.PGSQL.5432` (the directory made 0700, the socket 0600, never TCP) and
+ * serves `db` to every client through `gate`. The server and its sockets are unref'd: they never
+ * keep a finished process alive.
+ * @throws Error from `listen` (e.g. a path longer than the ~107-byte Unix socket limit)
+ */
+export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Promise<WireMux> {
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  chmodSync(runDir, 0o700);
+  const socketPath = `${runDir}/${SOCKET_FILE_NAME}`;
+  rmSync(socketPath, { force: true }); // left by a process that died (its lock was stale)
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.unref();
+    serveClient(db, gate, socket, () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  chmodSync(socketPath, 0o600);
+  server.on('error', () => {});
+  server.unref();
+  return {
+    socketPath,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      rmSync(socketPath, { force: true });
+    },
+  };
+}
+
+/** One client connection: frames its messages and runs them through the gate in order. */
+function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void): void {
+  let buffered: Buffer = Buffer.alloc(0);
+  let started = false;
+  let batch: Buffer[] = [];
+  let release: (() => void) | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let gone = false;
+
+  const exec = async (message: Buffer): Promise<void> => {
+    if (!release) release = await gate.acquire();
+    let response: Uint8Array;
+    try {
+      response = await db.execProtocolRaw(new Uint8Array(message));
+    } catch {
+      // PGlite itself failed (closed under us): drop this client, hand the gate on.
+      release();
+      release = undefined;
+      socket.destroy();
+      return;
+    }
+    if (!gone && socket.writable && response.length > 0) socket.write(response);
+    const status = lastReadyStatus(response);
+    if (status === 'I' && release) {
+      release();
+      release = undefined;
+    }
+  };
+
+  const finish = (): void => {
+    if (gone) return;
+    gone = true;
+    onGone();
+    chain = chain.then(async () => {
+      if (!release) return;
+      try {
+        await db.execProtocolRaw(new Uint8Array(RESET));
+      } catch {
+        // the instance is closing anyway
+      }
+      release();
+      release = undefined;
+    });
+  };
+
+  const handle = (chunk: Buffer): void => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    for (;;) {
+      if (!started) {
+        if (buffered.length < 8) return;
+        const length = buffered.readInt32BE(0);
+        if (buffered.length < length) return;
+        const message = buffered.subarray(0, length);
+        buffered = buffered.subarray(length);
+        const code = message.readInt32BE(4);
+        if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+          socket.write('N');
+          continue;
+        }
+        if (code === CANCEL_REQUEST || code !== PROTOCOL_3) {
+          socket.destroy();
+          return;
+        }
+        started = true;
+        const startup = Buffer.from(message);
+        chain = chain.then(() => exec(startup));
+        continue;
+      }
+      if (buffered.length < 5) return;
+      const length = 1 + buffered.readInt32BE(1);
+      if (buffered.length < length) return;
+      const message = Buffer.from(buffered.subarray(0, length));
+      buffered = buffered.subarray(length);
+      const type = String.fromCharCode(message[0] as number);
+      if (type === 'X') {
+        socket.end();
+        finish();
+        return;
+      }
+      batch.push(message);
+      // Sync, a simple Query and Flush ask for an answer now; the rest waits for one of them.
+      if (type === 'S' || type === 'Q' || type === 'H') {
+        const whole = Buffer.concat(batch);
+        batch = [];
+        chain = chain.then(() => exec(whole));
+      }
+    }
+  };
+
+  socket.on('data', handle);
+  socket.on('error', finish);
+  socket.on('close', finish);
+}

@@ -1,0 +1,163 @@
+/**
+ * One embedded memory store for every process (issue 15), as a user meets it: `chat` open in one
+ * terminal owns the store; `ask`, `memory add`, `memory list`, `users add` and `serve` run beside
+ * it as socket clients; the owner killed with SIGKILL, the next process takes over with nothing lost.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { CHAT_PROMPT } from '../src/cli/commands/chat.js';
+import { createDemoDatabase } from '../src/demo/load.js';
+import { LOCK_FILE_NAME } from '../src/memory/store/index.js';
+import {
+  type ScriptedOllama,
+  type ScriptedReply,
+  startScriptedOllama,
+} from '../src/models/scripted/server.js';
+import { BIN, ROOT, runSqlrecall } from './support/cli.js';
+import { messageOf } from './support/memory-fixtures.js';
+import { extractionFor } from './support/memory-pipeline.js';
+
+const HIGH = 'orders.total_amount > 10000';
+
+/** A long-running `sqlrecall` process whose output is collected as it comes. */
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  out: () => string;
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray>;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout.on('data', (d) => {
+    text += d;
+  });
+  child.stderr.on('data', (d) => {
+    text += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const waitFor = async (pattern: RegExp, timeoutMs = 90_000): Promise<RegExpExecArray> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = pattern.exec(text);
+      if (match) return match;
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`no ${pattern} from sqlrecall ${args.join(' ')}; output:\n${text}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  return { child, out: () => text, waitFor, exited };
+}
+
+describe('one embedded memory store shared by every process', () => {
+  let server: ScriptedOllama;
+  let dir: string;
+  let env: Record<string, string>;
+  const running: Running[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-shared-'));
+    await createDemoDatabase(join(dir, 'demo-shop'));
+    server = await startScriptedOllama({
+      models: ['qwen2.5-coder:7b', 'all-minilm'],
+      chat: (request): ScriptedReply => {
+        if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
+        if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD', id: null });
+        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
+          return '```sql\nSELECT count(*) AS n FROM orders\n```';
+        return 'Here is the answer.';
+      },
+    });
+    env = {
+      SQLRECALL_HOME: join(dir, 'home'),
+      OLLAMA_HOST: server.url,
+      DATABASE_URL: `pglite:${join(dir, 'demo-shop')}`,
+    };
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const r of running) r.child.kill('SIGKILL');
+    await Promise.all(running.map((r) => r.exited));
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[]) => runSqlrecall(args, { env, timeoutMs: 120_000 });
+  const memoryDir = () => join(env.SQLRECALL_HOME as string, 'memory');
+  const lockPid = () => readFileSync(join(memoryDir(), LOCK_FILE_NAME), 'utf8').split(' ')[0];
+  const texts = async (user: string): Promise<string[]> => {
+    const list = await cli(['memory', 'list', '--json', '--user', user]);
+    expect(list.code, list.stderr).toBe(0);
+    return (JSON.parse(list.stdout).memories as { text: string }[]).map((m) => m.text).sort();
+  };
+
+  it('chat owns the store while ask, memory add/list, users add and serve run beside it; SIGKILL of the owner loses nothing', async () => {
+    // The demo shop is an embedded database too: chat, ask and serve each question their own copy.
+    const chat = start(['chat', '--user', 'priya'], env);
+    running.push(chat);
+    await chat.waitFor(new RegExp(CHAT_PROMPT.replace(/[>]/g, '\\$&')));
+    expect(lockPid()).toBe(String(chat.child.pid));
+    const runDir = join(memoryDir(), '.run');
+    expect(statSync(runDir).mode & 0o777).toBe(0o700);
+    const socket = statSync(join(runDir, '.s.PGSQL.5432'));
+    expect(socket.isSocket()).toBe(true);
+    expect(socket.mode & 0o777).toBe(0o600);
+
+    const taught = await cli(['ask', '--json', '--user', 'priya', 'Always show me customers from India']);
+    expect(taught.code, taught.stderr).toBe(0);
+    expect(JSON.parse(taught.stdout).remembered).toMatchObject([{ action: 'ADD', kind: 'preference' }]);
+    const added = await cli([
+      'memory',
+      'add',
+      '--user',
+      'priya',
+      '--kind',
+      'term',
+      '--sql',
+      HIGH,
+      'High value order means total amount over 10000',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(await texts('priya')).toEqual([
+      'Always show me customers from India',
+      'High value order means total amount over 10000',
+    ]);
+
+    // 8 concurrent identical adds from 8 processes, all through the owner's socket: one memory.
+    const adds = await Promise.all(
+      Array.from({ length: 8 }, () => cli(['memory', 'add', '--user', 'kim', 'Only paid orders count'])),
+    );
+    for (const a of adds) expect(a.code, a.stderr).toBe(0);
+    expect(await texts('kim')).toEqual(['Only paid orders count']);
+
+    const serve = start(['serve', '--users', '--port', '0'], env);
+    running.push(serve);
+    const url = (await serve.waitFor(/Listening on (http:\/\/[^\s]+)/))[1] as string;
+    const user = await cli(['users', 'add', 'newbie', '--json']);
+    expect(user.code, user.stderr).toBe(0);
+    const { token } = JSON.parse(user.stdout) as { token: string };
+    const asNewbie = () => fetch(`${url}/api/memories`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await asNewbie()).status).toBe(200); // the running server sees the new user at once
+    expect(lockPid()).toBe(String(chat.child.pid)); // nobody else opened the data directory
+
+    chat.child.kill('SIGKILL');
+    await chat.exited;
+    // The next process finds a dead owner, takes the store over, and everything is there.
+    expect(await texts('priya')).toEqual([
+      'Always show me customers from India',
+      'High value order means total amount over 10000',
+    ]);
+    // The server's connection broke with the owner; its next request re-resolves and still works.
+    expect((await asNewbie()).status).toBe(200);
+    expect(lockPid()).not.toBe(String(chat.child.pid));
+  }, 420_000);
+});
