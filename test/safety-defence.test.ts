@@ -197,7 +197,9 @@ function suite(engine: 'pglite' | 'server', make: () => Promise<Fixture>) {
         details: { sqlState: '25006' },
       });
       // Only the guard stops an advisory lock: without it, the lock is taken.
-      expect((await db.execute('SELECT pg_try_advisory_lock(99) AS locked', { maxRows: 5, timeoutMs: 5000 })).rows).toEqual([[true]]);
+      expect(
+        (await db.execute('SELECT pg_try_advisory_lock(99) AS locked', { maxRows: 5, timeoutMs: 5000 })).rows,
+      ).toEqual([[true]]);
       const reply = (text: string): ChatModel => ({
         id: 'fixed',
         generate: async () => ({

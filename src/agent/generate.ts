@@ -35,11 +35,6 @@ export interface GenerateInput {
   schema?: Schema;
   /** Allowlist mode (`--allow-tables`): patterns of the only relations a query may read. */
   allowTables?: readonly string[];
-  /**
-   * TEST ONLY — skips the AST guard so tests can prove what the READ ONLY transaction refuses on
-   * its own. Deliberately not reachable from any CLI flag, environment variable or config setting.
-   */
-  __unsafeDisableGuardForTests?: boolean;
 }
 
 /**
@@ -178,7 +173,6 @@ async function* extractAndGuard(
   if (!extracted.ok && extracted.statements) {
     // Several statements at once is what an injection looks like: a refusal, not a parse failure.
     const joined = extracted.statements.join(';\n');
-    if (input.__unsafeDisableGuardForTests) return joined;
     attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
     throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
@@ -190,7 +184,6 @@ async function* extractAndGuard(
       details: { reply: text.slice(0, 500), attempts },
     });
   }
-  if (input.__unsafeDisableGuardForTests) return extracted.sql;
   const verdict = await guardSql(extracted.sql, { allowTables: input.allowTables, schema: input.schema });
   if (!verdict.ok) {
     attempts.push({ sql: extracted.sql, error: verdict.reason });
