@@ -39,6 +39,8 @@ export interface GlobalOptions {
   team?: string;
   /** false with `--no-memory`. */
   memory?: boolean;
+  /** `--max-sql-tokens N`: most tokens of the SQL reply. */
+  maxSqlTokens?: string;
 }
 
 /** Reads the configuration with the command line's flags applied. */
@@ -62,6 +64,7 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       allowTables: opts.allowTables,
       team: opts.team,
       memoryEnabled: opts.memory === false ? 'off' : undefined,
+      maxSqlTokens: opts.maxSqlTokens,
     },
   });
 }
@@ -121,6 +124,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       '--allow-tables <list>',
       'only these tables may be read: schema.table,schema2.* [SQLRECALL_ALLOW_TABLES]',
     )
+    .option('--max-sql-tokens <n>', 'most tokens of the SQL reply, default 1024 [SQLRECALL_MAX_SQL_TOKENS]')
     .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
     .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())

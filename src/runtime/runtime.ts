@@ -141,6 +141,7 @@ export class Runtime {
       statementTimeoutMs: this.config.statementTimeoutMs,
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
+      sqlMaxTokens: this.config.maxSqlTokens,
     });
     if (memory) {
       const { schema } = await assistant.schema();
