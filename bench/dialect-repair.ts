@@ -108,7 +108,7 @@ async function run(
 }
 
 const questions = await readDefogCsv(benchmarkPath('defog', 'questions_gen_postgres.csv'));
-const totals = { variants: 0, before: 0, after: 0, refusedBefore: 0, repairCalls: 0 };
+const totals = { gold: 0, goldExtra: 0, variants: 0, before: 0, after: 0, refusedBefore: 0, repairCalls: 0 };
 const byRule = new Map<Rule, { n: number; before: number; after: number }>();
 const started = performance.now();
 for (const name of dbNames) {
@@ -139,6 +139,12 @@ for (const name of dbNames) {
       goldRows = canon((await db.execute(gold, { maxRows: 100_000, timeoutMs: 30_000 })).rows);
     } catch {
       continue;
+    }
+    const itself = await run(db, input, gold, gold, 2);
+    totals.gold += 1;
+    if (itself.calls !== 1 || itself.rows !== goldRows) {
+      totals.goldExtra += 1;
+      if (args.verbose) console.log(`gold needed ${itself.calls} calls: ${gold}`);
     }
     for (const v of variants(gold)) {
       const verdict = await guardSql(v.sql);
@@ -174,5 +180,8 @@ console.log(
 console.log(`refused at once before (parse errors): ${pct(totals.refusedBefore, totals.variants)}`);
 console.log(
   `repair model calls: ${totals.repairCalls} (${(totals.repairCalls / Math.max(1, totals.variants)).toFixed(2)} per variant)`,
+);
+console.log(
+  `gold queries as the first reply: ${totals.gold}; needing more than one model call or not ending with the gold rows: ${totals.goldExtra}`,
 );
 console.log(`time: ${((performance.now() - started) / 1000).toFixed(1)} s`);

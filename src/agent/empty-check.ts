@@ -3,18 +3,58 @@
  * (`col = 'x'`, `col IN ('x', …)`, `col LIKE 'x%'`) is compared with the column's value hints — the
  * bounded sample the value-hint index uses (never a full scan). A literal absent from the values
  * while a case, accent, whitespace or near-spelling variant (or an ILIKE match) is present is a
- * likely cause: the loop asks the model once more naming the candidates. Otherwise the answer says
+ * likely cause (columns the value hints leave out are sampled the same bounded way): the loop asks the model once more naming the candidates. Otherwise the answer says
  * which filter matched nothing and which values exist.
  */
 import { parseSync } from 'libpg-query';
+import type { DatabaseConnector } from '../core/ports.js';
 import type { Schema, Table } from '../core/schema.js';
 import type { ValueHint } from '../linking/documents.js';
+import {
+  isSampledColumn,
+  SAMPLE_ROWS,
+  SAMPLE_TIMEOUT_MS,
+  TABLESAMPLE_MIN_ROWS,
+} from '../linking/value-hints.js';
 import { loadGuardParser } from '../sql/guard.js';
 import { levenshtein } from '../sql/identifiers.js';
 import { qualifiedName, quoteIdent } from '../sql/render.js';
 
 /** Reads the value hints of one table (sampled, bounded); never throws. */
 export type ValueHintSource = (table: Table) => Promise<ValueHint[]>;
+
+/**
+ * Reads distinct values of one text column from a bounded sample (for columns the value-hint
+ * table leaves out: too many distinct values or unique-looking); never throws.
+ */
+export type ColumnSampler = (table: Table, column: string) => Promise<string[]>;
+
+/**
+ * A {@link ColumnSampler} over `db`: the same bounded sample as the value hints (the first
+ * {@link SAMPLE_ROWS} rows, or `TABLESAMPLE SYSTEM` above {@link TABLESAMPLE_MIN_ROWS} estimated
+ * rows; never a full scan), through the READ ONLY execution with {@link SAMPLE_TIMEOUT_MS}. Views and
+ * foreign tables are not sampled. SQL is built from catalog identifiers only.
+ */
+export function createColumnSampler(db: DatabaseConnector): ColumnSampler {
+  return async (table, column) => {
+    if (table.kind === 'view' || table.kind === 'foreign_table') return [];
+    const spec = table.columns.find((c) => c.name === column);
+    if (!spec || !isSampledColumn(spec)) return [];
+    const c = quoteIdent(column);
+    const rows = table.estimatedRows ?? 0;
+    const sample =
+      table.kind === 'table' && rows > TABLESAMPLE_MIN_ROWS
+        ? ` TABLESAMPLE SYSTEM (${Math.max(0.01, Math.min(100, (100 * SAMPLE_ROWS * 4) / rows)).toFixed(4)})`
+        : '';
+    const sql = `SELECT DISTINCT left(${c}::text, 200) AS v FROM (SELECT ${c} FROM ${quoteIdent(table.schema)}.${quoteIdent(table.name)}${sample} LIMIT ${SAMPLE_ROWS}) s WHERE ${c} IS NOT NULL`;
+    try {
+      const result = await db.execute(sql, { maxRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS });
+      return result.rows.map((r) => String(r[0])).sort();
+    } catch {
+      return [];
+    }
+  };
+}
 
 /** One text filter of a statement that returned no rows, judged against the column's values. */
 export interface EmptyFilter {
@@ -165,6 +205,7 @@ export async function checkEmptyResult(
   sql: string,
   schema: Schema,
   hintsFor: ValueHintSource,
+  sampleColumn?: ColumnSampler,
 ): Promise<EmptyFilter[]> {
   await loadGuardParser();
   let tree: unknown;
@@ -187,6 +228,7 @@ export async function checkEmptyResult(
     return table ? [{ alias: r.alias, table }] : [];
   });
   const hintCache = new Map<Table, Promise<ValueHint[]>>();
+  const columnCache = new Map<string, Promise<string[]>>();
   const out: EmptyFilter[] = [];
   for (const filter of filters) {
     const owner = filter.qualifier
@@ -198,7 +240,18 @@ export async function checkEmptyResult(
         owner,
         hintsFor(owner).catch(() => []),
       );
-    const hint = (await hintCache.get(owner)!).find((h) => h.column === filter.column);
+    let hint: { values: string[] } | undefined = (await hintCache.get(owner)!).find(
+      (h) => h.column === filter.column,
+    );
+    if ((!hint || hint.values.length === 0) && sampleColumn) {
+      const key = `${owner.schema}.${owner.name}.${filter.column}`;
+      if (!columnCache.has(key))
+        columnCache.set(
+          key,
+          sampleColumn(owner, filter.column).catch(() => []),
+        );
+      hint = { values: await columnCache.get(key)! };
+    }
     if (!hint || hint.values.length === 0) continue;
     for (const literal of filter.literals) {
       let candidates: string[];

@@ -13,7 +13,13 @@ import type { Attempt, Step } from '../core/steps.js';
 import { extractSql } from '../sql/extract.js';
 import { guardSql } from '../sql/guard.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
-import { checkEmptyResult, type EmptyFilter, emptyRepairText, type ValueHintSource } from './empty-check.js';
+import {
+  checkEmptyResult,
+  createColumnSampler,
+  type EmptyFilter,
+  emptyRepairText,
+  type ValueHintSource,
+} from './empty-check.js';
 import { buildRepairMessages, CANNOT_ANSWER_MARKER } from './prompts.js';
 
 /** Inputs of {@link generateAndRun}. */
@@ -205,8 +211,13 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       messages = buildRepairMessages(input.messages, sql, message);
       continue;
     }
-    if (result.rowCount === 0 && !result.truncated && input.schema && input.valueHints) {
-      const filters = await checkEmptyResult(sql, input.schema, input.valueHints);
+    if (looksEmpty(result) && input.schema && input.valueHints) {
+      const filters = await checkEmptyResult(
+        sql,
+        input.schema,
+        input.valueHints,
+        createColumnSampler(input.db),
+      );
       if (!emptyChecked && canRepair && filters.some((f) => f.candidates.length > 0)) {
         emptyChecked = true;
         const problem = emptyRepairText(filters);
@@ -218,12 +229,27 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       }
       attempts.push({ sql });
       yield { type: 'rows', result };
-      return { sql, result, attempts, ...(filters.length > 0 ? { emptyFilters: filters } : {}) };
+      const reported = result.rowCount === 0 && filters.length > 0;
+      return { sql, result, attempts, ...(reported ? { emptyFilters: filters } : {}) };
     }
     attempts.push({ sql });
     yield { type: 'rows', result };
     return { sql, result, attempts };
   }
+}
+
+/**
+ * True for a result that found nothing: no rows, or the one row of an aggregate over no rows (every
+ * cell NULL or zero, as `count(*)`, `sum`, `min` … give when a filter matched nothing).
+ */
+export function looksEmpty(result: QueryResult): boolean {
+  if (result.truncated) return false;
+  if (result.rowCount === 0) return true;
+  return (
+    result.rowCount === 1 &&
+    result.rows[0]!.length > 0 &&
+    result.rows[0]!.every((cell) => cell === null || cell === 0 || cell === '0')
+  );
 }
 
 /**
