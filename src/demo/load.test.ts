@@ -121,7 +121,9 @@ describe('createDemoDatabase: interrupted and replaced builds', () => {
       ),
     ).toBeGreaterThan(0);
     expect(
-        await scalar("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = current_database()"),
+      await scalar(
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = current_database()",
+      ),
     ).toContain(`${result.range!.firstDay} to ${yesterday}`);
   });
 
