@@ -162,7 +162,10 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
   let repairs = 0;
   let emptyChecked = false;
   for (let attempt = 1; ; attempt++) {
+    const before = attempts.length;
     const reply = await generateSql(input, messages, attempts);
+    // A reply cut by the output limit and retried is an attempt too: the steps show it.
+    for (const cut of attempts.slice(before)) yield { type: 'retried', attempt, error: cut.error ?? '' };
     const reason = cannotAnswerReason(reply);
     if (reason !== undefined) return { sql: null, result: EMPTY_RESULT, attempts, unanswerable: reason };
     const canRepair = repairs < input.maxRepairs;
