@@ -93,6 +93,13 @@ const REGISTRY = [
     quick: ['--quick'],
     full: [],
   },
+  {
+    name: 'dialect-repair',
+    title: 'Dialect repair: broken variants of the defog gold queries that end with the gold rows',
+    script: 'bench/dialect-repair.ts',
+    quick: ['--quick'],
+    full: [],
+  },
 ];
 
 function run(cmd, argv, env = {}) {

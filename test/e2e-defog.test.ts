@@ -118,6 +118,26 @@ async function askAll(
   return failures;
 }
 
+/**
+ * Questions whose SQL prompt was sent more than once: the gold SQL is right the first time, so the
+ * repair loop must add no model call (issue 11).
+ */
+function extraSqlCalls(model: ScriptedOllama, cases: Case[]): string[] {
+  const counts = new Map<string, number>();
+  for (const req of model.chatRequests()) {
+    if (!req.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) continue;
+    const question =
+      /^Question: (.*)$/ms.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1]?.trim() ??
+      '';
+    counts.set(question, (counts.get(question) ?? 0) + 1);
+  }
+  const asked = new Map<string, number>();
+  for (const c of cases) asked.set(c.question.question, (asked.get(c.question.question) ?? 0) + 1);
+  return cases
+    .filter((c) => counts.get(c.question.question) !== asked.get(c.question.question))
+    .map((c) => `#${c.index}: ${counts.get(c.question.question) ?? 0} SQL calls`);
+}
+
 describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real questions', () => {
   let cases: Case[] = [];
   let home: string;
@@ -175,6 +195,7 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
         2,
       );
       expect(failures).toEqual([]);
+      expect(extraSqlCalls(model, cases)).toEqual([]);
     }, 900_000);
   });
 
@@ -219,6 +240,7 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
         1, // one process per PGlite data directory
       );
       expect(failures).toEqual([]);
+      expect(extraSqlCalls(model, chosen)).toEqual([]);
     }, 900_000);
   });
 });

@@ -189,7 +189,17 @@ function suite(engine: 'pglite' | 'server', make: () => Promise<Fixture>) {
       },
     );
 
-    it('the test-only switch in the generate loop reaches the same READ ONLY refusal', async () => {
+    it('the connector alone reaches the same READ ONLY refusal; the generate loop always guards', async () => {
+      // No switch in product code turns the guard off (issue 10): defence in depth is proven on the
+      // connector itself, and the generate loop is shown to refuse before the connector is reached.
+      await expect(db.execute('DELETE FROM orders', { maxRows: 5, timeoutMs: 5000 })).rejects.toMatchObject({
+        code: 'db_query',
+        details: { sqlState: '25006' },
+      });
+      // Only the guard stops an advisory lock: without it, the lock is taken.
+      expect(
+        (await db.execute('SELECT pg_try_advisory_lock(99) AS locked', { maxRows: 5, timeoutMs: 5000 })).rows,
+      ).toEqual([[true]]);
       const reply = (text: string): ChatModel => ({
         id: 'fixed',
         generate: async () => ({
@@ -199,28 +209,35 @@ function suite(engine: 'pglite' | 'server', make: () => Promise<Fixture>) {
           durationMs: 0,
         }),
       });
-      const run = async (sql: string) => {
-        const loop = generateAndRun({
-          chat: reply(sql),
-          db,
-          messages: [],
-          maxRows: 5,
-          statementTimeoutMs: 5000,
-          maxRepairs: 0,
-          maxTokens: 100,
-          __unsafeDisableGuardForTests: true,
-        });
-        for (;;) {
-          const next = await loop.next();
-          if (next.done) return next.value;
-        }
-      };
-      await expect(run('DELETE FROM orders')).rejects.toMatchObject({
-        code: 'db_query',
-        details: { sqlState: '25006' },
+      let executed = 0;
+      const counting = new Proxy(db, {
+        get(target, property) {
+          if (property === 'execute') {
+            return (...args: Parameters<DatabaseConnector['execute']>) => {
+              executed += 1;
+              return target.execute(...args);
+            };
+          }
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
       });
-      // Only the guard stops an advisory lock: without it, the lock is taken.
-      expect((await run('SELECT pg_try_advisory_lock(99) AS locked')).result.rows).toEqual([[true]]);
+      const loop = generateAndRun({
+        chat: reply('SELECT pg_try_advisory_lock(99) AS locked'),
+        db: counting,
+        messages: [],
+        maxRows: 5,
+        statementTimeoutMs: 5000,
+        maxRepairs: 0,
+        maxTokens: 100,
+        // A leftover switch must not be honoured, whatever an untyped caller passes.
+        ...({ __unsafeDisableGuardForTests: true } as object),
+      });
+      const drain = async () => {
+        for (;;) if ((await loop.next()).done) return;
+      };
+      await expect(drain()).rejects.toMatchObject({ code: 'guard_refused' });
+      expect(executed).toBe(0);
     });
 
     it('leaves the database unchanged', async () => {

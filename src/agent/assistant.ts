@@ -3,11 +3,15 @@
  * (repair on database errors, bounded) → explain. Composed from small functions; every stage reports
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
+import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
+import type { ValueHint } from '../linking/documents.js';
+import { createValueSampler } from '../linking/value-hints.js';
 import { estimateTokens } from '../models/tokens.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
+import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
@@ -38,8 +42,16 @@ export interface AssistantOptions {
   /** Most tokens for the SQL reply (default 1024) and for the answer (default 400). */
   sqlMaxTokens?: number;
   answerMaxTokens?: number;
-  /** Clock for "today" in prompts; default `new Date()`. */
+  /**
+   * Fallback clock for "today" in prompts, used only when the database cannot say its own
+   * `current_date` (read once per session with its `TimeZone`); default `new Date()`.
+   */
   now?: () => Date;
+  /**
+   * Sampled value hints per table for the empty-result check; default a bounded sampler over `db`
+   * (`createValueSampler`: first 2,000 rows or TABLESAMPLE, never a full scan), cached per table.
+   */
+  valueHints?: ValueHintSource;
   /** Chooses the schema part of the prompt; default {@link wholeSchemaPlanner}. */
   planContext?: ContextPlanner;
   /** Allowlist mode (`--allow-tables`): the only relations a query may read. */
@@ -69,6 +81,8 @@ export interface AskInput {
 /** Answers questions about one database. */
 export class Assistant {
   private schemaPromise: Promise<{ schema: Schema }> | undefined;
+  private sessionPromise: Promise<DatabaseSession> | undefined;
+  private readonly hintCache = new Map<string, Promise<ValueHint[]>>();
 
   constructor(private readonly options: AssistantOptions) {}
 
@@ -113,6 +127,34 @@ export class Assistant {
   }
 
   /**
+   * The database's own today, time zone and search path, read once per session (issue 11: the
+   * prompt's "today" is the database's, not the process clock's). On failure the process clock
+   * stands in and the next call tries again.
+   */
+  session(): Promise<DatabaseSession> {
+    this.sessionPromise ??= readDatabaseSession(
+      this.options.db,
+      this.options.statementTimeoutMs ?? 30_000,
+    ).catch(() => {
+      this.sessionPromise = undefined;
+      return { today: (this.options.now?.() ?? new Date()).toISOString().slice(0, 10) };
+    });
+    return this.sessionPromise;
+  }
+
+  /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
+  private valueHints: ValueHintSource = (table) => {
+    if (this.options.valueHints) return this.options.valueHints(table);
+    const key = `${table.schema}.${table.name}`;
+    let hints = this.hintCache.get(key);
+    if (!hints) {
+      hints = createValueSampler(this.options.db)(table);
+      this.hintCache.set(key, hints);
+    }
+    return hints;
+  };
+
+  /**
    * Runs the pipeline for one message, yielding steps; the last step is always `done`.
    * @throws SqlrecallError `guard_refused` (the model's SQL was refused), `sql_not_found`,
    *   `model_*`, `db_*` — thrown after the steps that led to it were yielded.
@@ -139,7 +181,7 @@ export class Assistant {
   ): AsyncGenerator<Step, AskOutcome> {
     const { chat, db } = this.options;
     const question = turn?.question ?? input.message;
-    const today = (this.options.now?.() ?? new Date()).toISOString().slice(0, 10);
+    const session = await this.session();
     const context = await (this.options.planContext ?? wholeSchemaPlanner)(question, schema);
     const memory = await turn?.prompt(context.tables);
     if (memory && memory.recalled.length > 0) {
@@ -156,7 +198,8 @@ export class Assistant {
     const messages = buildSqlMessages({
       question,
       schemaText: context.schemaText,
-      today,
+      today: session.today,
+      ...(session.timeZone ? { timeZone: session.timeZone } : {}),
       memoriesText: memory ? renderMemoriesBlock(memory.recalled, memory.transient) : '',
       conversationText: renderConversationBlock(memory?.conversationText ?? ''),
     });
@@ -181,11 +224,13 @@ export class Assistant {
         maxRepairs: this.options.maxRepairs ?? 2,
         maxTokens: this.options.sqlMaxTokens ?? 1024,
         signal: input.signal,
+        valueHints: this.valueHints,
+        ...(session.searchPath ? { searchPath: session.searchPath } : {}),
       },
       required,
       { question, setAside },
     );
-    const { sql, result, attempts, unanswerable } = generated;
+    const { sql, result, attempts, unanswerable, emptyFilters } = generated;
 
     let answer: string | null = null;
     if (unanswerable !== undefined) {
@@ -195,7 +240,7 @@ export class Assistant {
       yield { type: 'answer', text: answer };
     } else if (sql !== null && !input.skipAnswer) {
       if (result.rowCount === 0) {
-        answer = NO_DATA_ANSWER;
+        answer = emptyResultAnswer(emptyFilters ?? []) ?? NO_DATA_ANSWER;
         yield { type: 'answer_token', text: answer };
       } else {
         const stream = streamAnswer(chat, buildAnswerMessages(question, sql, result), {
@@ -237,6 +282,45 @@ export class Assistant {
     yield { type: 'done', outcome };
     return outcome;
   }
+}
+
+/** What the database says about the session: its today, time zone and search path. */
+export interface DatabaseSession {
+  /** `current_date` as YYYY-MM-DD (the process clock's UTC date when the database cannot say). */
+  today: string;
+  /** The `TimeZone` setting, e.g. `Pacific/Kiritimati`; absent when unknown. */
+  timeZone?: string;
+  /** `current_schemas(false)`: the schemas an unqualified name is looked up in. */
+  searchPath?: string[];
+}
+
+/**
+ * Reads {@link DatabaseSession} with one read-only statement through the connector.
+ * @throws SqlrecallError `db_*` when the database cannot answer.
+ */
+export async function readDatabaseSession(
+  db: DatabaseConnector,
+  timeoutMs: number,
+): Promise<DatabaseSession> {
+  const result = await db.execute(
+    "SELECT to_char(current_date, 'YYYY-MM-DD') AS today, current_setting('TimeZone') AS time_zone, array_to_json(current_schemas(false))::text AS search_path",
+    { maxRows: 1, timeoutMs },
+  );
+  const [today, timeZone, path] = result.rows[0] ?? [];
+  if (typeof today !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(today))
+    throw new SqlrecallError('db_query', 'The database did not report its current date.');
+  let searchPath: string[] | undefined;
+  try {
+    const parsed = JSON.parse(String(path)) as unknown;
+    if (Array.isArray(parsed)) searchPath = parsed.map(String);
+  } catch {
+    searchPath = undefined;
+  }
+  return {
+    today,
+    ...(typeof timeZone === 'string' && timeZone !== '' ? { timeZone } : {}),
+    ...(searchPath ? { searchPath } : {}),
+  };
 }
 
 /** A message that needs no SQL (instruction, memory command, greeting): its reply, then `done`. */

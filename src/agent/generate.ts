@@ -13,6 +13,13 @@ import type { Attempt, Step } from '../core/steps.js';
 import { extractSql } from '../sql/extract.js';
 import { guardSql } from '../sql/guard.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
+import {
+  checkEmptyResult,
+  createColumnSampler,
+  type EmptyFilter,
+  emptyRepairText,
+  type ValueHintSource,
+} from './empty-check.js';
 import { buildRepairMessages, CANNOT_ANSWER_MARKER } from './prompts.js';
 
 /** Inputs of {@link generateAndRun}. */
@@ -25,24 +32,42 @@ export interface GenerateInput {
   statementTimeoutMs: number;
   /** Byte budget per result (default: the connector's, 64 MiB). */
   maxResultBytes?: number;
-  /** Repairs after an unknown name or a database error (0 = none; the CLI default is 2). */
+  /**
+   * Repairs after an unknown name, a parse error, a database error or an empty result whose filter
+   * has a near variant in the data (0 = none; the CLI default is 2).
+   */
   maxRepairs: number;
-  /** Most tokens for the SQL reply. */
+  /** Most tokens for the SQL reply (`--max-sql-tokens`). */
   maxTokens: number;
+  /**
+   * Tokens for the one retry after a reply cut by the output limit (`done_reason: length`); default
+   * `maxTokens` × 4, at most {@link TRUNCATED_RETRY_MAX_TOKENS}. Not larger than the context allows:
+   * the model adapter sizes `num_ctx` to prompt + reply.
+   */
+  retryMaxTokens?: number;
   signal?: AbortSignal;
   /**
    * The catalog: enables the identifier check and resolves unqualified names for the allowlist.
    * Without it, no identifier check runs.
    */
   schema?: Schema;
+  /** The session's real search path, for "did you mean schema.table" (see `checkIdentifiers`). */
+  searchPath?: readonly string[];
   /** Allowlist mode (`--allow-tables`): patterns of the only relations a query may read. */
   allowTables?: readonly string[];
-  /**
-   * TEST ONLY — skips the AST guard so tests can prove what the READ ONLY transaction refuses on
-   * its own. Deliberately not reachable from any CLI flag, environment variable or config setting.
-   */
-  __unsafeDisableGuardForTests?: boolean;
+  /** Sampled value hints per table, for the empty-result check; without it no check runs. */
+  valueHints?: ValueHintSource;
 }
+
+/** Ceiling of the retry after a truncated SQL reply, in tokens. */
+export const TRUNCATED_RETRY_MAX_TOKENS = 8192;
+
+/**
+ * The dialect hint sent with a parse error: the MySQL / SQL Server habits small models bring
+ * (backtick identifiers, `TOP n`, `LIMIT a, b`, `ISNULL`, `DATEADD`, double-quoted strings).
+ */
+export const POSTGRES_DIALECT_HINT =
+  "This is PostgreSQL: identifiers in double quotes (never backticks or [brackets]), strings in single quotes, LIMIT n OFFSET m (not LIMIT m, n; no TOP), COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL '1 day' instead of DATEADD/DATE_ADD.";
 
 /**
  * What {@link generateAndRun} returns: the accepted SQL, its rows, and every attempt; or, when the
@@ -54,6 +79,8 @@ export interface GenerateOutcome {
   attempts: Attempt[];
   /** Set when the question cannot be answered from this database: the model's reason (may be ''). */
   unanswerable?: string;
+  /** For an empty result: the text filters that matched nothing, with the values that exist. */
+  emptyFilters?: EmptyFilter[];
 }
 
 /** An empty result (no columns, no rows). */
@@ -94,64 +121,84 @@ function cleanReason(reason: string): string {
     .slice(0, 300);
 }
 
-/** The honest answer for a question this database cannot answer. */
+/**
+ * The honest answer for a question this database cannot answer, composed from the model's reason:
+ * a noun phrase ("weather forecasts") becomes "This database has no data about weather forecasts.";
+ * a sentence ("there is no weather data in the schema") is quoted as the reason.
+ */
 export function unanswerableAnswer(reason: string): string {
-  if (reason === '') return 'This database has no data to answer that question.';
-  const about = reason.replace(
-    /^(this database has no data about|no data about|there is no data about)\s+/i,
-    '',
-  );
-  return `This database has no data about ${about}.`;
+  const cleaned = reason
+    .trim()
+    .replace(
+      /^(this database has no data (about|on|for)|no data (about|on|for)|there is no data (about|on|for))\s+/i,
+      '',
+    )
+    .replace(/[.!]+$/, '')
+    .trim();
+  if (cleaned === '') return 'This database has no data to answer that question.';
+  const sentence =
+    /\b(is|are|was|were|has|have|had|does|do|did|cannot|can't|can not|contains?|holds?|lacks?|only)\b/i.test(
+      cleaned,
+    ) || /^(no|none|there|the|this|it|nothing)\b/i.test(cleaned);
+  if (!sentence) return `This database has no data about ${cleaned}.`;
+  return `This database cannot answer that question: ${cleaned.charAt(0).toLowerCase()}${cleaned.slice(1)}.`;
 }
 
 /**
  * Runs the generate/check/execute loop, yielding `sql`, `refused`, `retried` and `rows` steps.
- * After the repair bound, a statement whose names still look unknown is executed anyway: the
- * identifier check is advice, the database has the last word.
- * @throws SqlrecallError `guard_refused` (never repaired: a refusal is not a typo),
- *   `sql_not_found`, `model_truncated`, `model_*`, `db_*` (after the repair bound, with
- *   `details.attempts`; the message is the last database error).
+ * Repaired (each at most `maxRepairs` times in all): a statement the parser rejects (parser message
+ * plus {@link POSTGRES_DIALECT_HINT}), unknown names and special names, database errors, and one
+ * empty result whose text filter has a near variant in the sampled values. Refused at once, with no
+ * repair: several statements, and a statement that parses but breaks the policy. A reply cut by the
+ * output limit is retried once with a larger limit. Every rejected attempt is listed in `attempts`
+ * with its reason. After the repair bound, a statement whose names still look unknown is executed
+ * anyway: the identifier check is advice, the database has the last word.
+ * @throws SqlrecallError `guard_refused` (several statements, or a policy break: never repaired),
+ *   `model_output` (still not valid PostgreSQL after the repair bound), `sql_not_found`,
+ *   `model_truncated` (cut twice; names the limit and `--max-sql-tokens`), `model_*`, `db_*` (after
+ *   the repair bound, with `details.attempts`; the message is the last database error).
  */
 export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step, GenerateOutcome> {
   const attempts: Attempt[] = [];
   let messages = input.messages;
+  let repairs = 0;
+  let emptyChecked = false;
   for (let attempt = 1; ; attempt++) {
-    const reply = await input.chat.generate(
-      { messages, maxTokens: input.maxTokens, purpose: 'sql' },
-      { signal: input.signal },
-    );
-    if (reply.finishReason === 'length') {
-      throw new SqlrecallError(
-        'model_truncated',
-        'The model stopped before finishing the SQL (it hit its token limit); try a shorter question or a larger --num-ctx.',
-        { details: { attempts } },
-      );
-    }
-    const reason = cannotAnswerReason(reply.text);
+    const before = attempts.length;
+    const reply = await generateSql(input, messages, attempts);
+    // A reply cut by the output limit and retried is an attempt too: the steps show it.
+    for (const cut of attempts.slice(before)) yield { type: 'retried', attempt, error: cut.error ?? '' };
+    const reason = cannotAnswerReason(reply);
     if (reason !== undefined) return { sql: null, result: EMPTY_RESULT, attempts, unanswerable: reason };
-    const sql = yield* extractAndGuard(reply.text, input, attempts);
+    const canRepair = repairs < input.maxRepairs;
+    const guarded = yield* extractAndGuard(reply, input, attempts, canRepair);
+    if (!guarded.ok) {
+      repairs += 1;
+      yield { type: 'retried', attempt: attempt + 1, error: guarded.problem };
+      messages = buildRepairMessages(input.messages, guarded.sql, guarded.problem);
+      continue;
+    }
+    const sql = guarded.sql;
     yield { type: 'sql', sql, attempt };
-    const canRepair = attempt <= input.maxRepairs;
     if (input.schema && canRepair) {
-      const check = await checkIdentifiers(sql, input.schema);
+      const check = await checkIdentifiers(sql, input.schema, { searchPath: input.searchPath });
       if (!check.ok) {
         const problem = formatUnknownIdentifiers(check.unknown);
         attempts.push({ sql, error: problem });
+        repairs += 1;
         yield { type: 'retried', attempt: attempt + 1, error: problem };
         messages = buildRepairMessages(input.messages, sql, problem);
         continue;
       }
     }
+    let result: QueryResult;
     try {
-      const result = await input.db.execute(sql, {
+      result = await input.db.execute(sql, {
         maxRows: input.maxRows,
         timeoutMs: input.statementTimeoutMs,
         ...(input.maxResultBytes !== undefined ? { maxBytes: input.maxResultBytes } : {}),
         signal: input.signal,
       });
-      attempts.push({ sql });
-      yield { type: 'rows', result };
-      return { sql, result, attempts };
     } catch (error) {
       const repairable =
         error instanceof SqlrecallError && error.code === 'db_query' && !error.details.cancelled;
@@ -165,23 +212,105 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         }
         throw error;
       }
+      repairs += 1;
       yield { type: 'retried', attempt: attempt + 1, error: message };
       messages = buildRepairMessages(input.messages, sql, message);
+      continue;
     }
+    if (looksEmpty(result) && input.schema && input.valueHints) {
+      const filters = await checkEmptyResult(
+        sql,
+        input.schema,
+        input.valueHints,
+        createColumnSampler(input.db),
+      );
+      if (!emptyChecked && canRepair && filters.some((f) => f.candidates.length > 0)) {
+        emptyChecked = true;
+        const problem = emptyRepairText(filters);
+        attempts.push({ sql, error: problem });
+        repairs += 1;
+        yield { type: 'retried', attempt: attempt + 1, error: problem };
+        messages = buildRepairMessages(input.messages, sql, problem);
+        continue;
+      }
+      attempts.push({ sql });
+      yield { type: 'rows', result };
+      const reported = result.rowCount === 0 && filters.length > 0;
+      return { sql, result, attempts, ...(reported ? { emptyFilters: filters } : {}) };
+    }
+    attempts.push({ sql });
+    yield { type: 'rows', result };
+    return { sql, result, attempts };
   }
 }
 
-/** Extracts the one statement and guards it; yields `refused` and throws on a refusal. */
+/**
+ * True for a result that found nothing: no rows, or the one row of an aggregate over no rows (every
+ * cell NULL or zero, as `count(*)`, `sum`, `min` … give when a filter matched nothing).
+ */
+export function looksEmpty(result: QueryResult): boolean {
+  if (result.truncated) return false;
+  if (result.rowCount === 0) return true;
+  return (
+    result.rowCount === 1 &&
+    result.rows[0]!.length > 0 &&
+    result.rows[0]!.every((cell) => cell === null || cell === 0 || cell === '0')
+  );
+}
+
+/**
+ * One SQL model call; a reply cut by the output limit is recorded and retried once with a larger
+ * limit (within the context: the adapter sizes `num_ctx` to prompt + reply).
+ * @throws SqlrecallError `model_truncated` when the retry is cut too.
+ */
+async function generateSql(
+  input: GenerateInput,
+  messages: ChatMessage[],
+  attempts: Attempt[],
+): Promise<string> {
+  const first = await input.chat.generate(
+    { messages, maxTokens: input.maxTokens, purpose: 'sql' },
+    { signal: input.signal },
+  );
+  if (first.finishReason !== 'length') return first.text;
+  const larger = input.retryMaxTokens ?? Math.min(TRUNCATED_RETRY_MAX_TOKENS, input.maxTokens * 4);
+  attempts.push({
+    sql: first.text.trim().slice(0, 2000),
+    error: `the reply was cut at the output limit of ${input.maxTokens} tokens; retried with ${larger}`,
+  });
+  const second =
+    larger > input.maxTokens
+      ? await input.chat.generate({ messages, maxTokens: larger, purpose: 'sql' }, { signal: input.signal })
+      : first;
+  if (second.finishReason !== 'length') return second.text;
+  if (second !== first)
+    attempts.push({
+      sql: second.text.trim().slice(0, 2000),
+      error: `the reply was cut again at ${larger} tokens`,
+    });
+  throw new SqlrecallError(
+    'model_truncated',
+    `The model's SQL reply was cut at its output limit of ${Math.max(larger, input.maxTokens)} tokens (after a retry); raise it with --max-sql-tokens (SQLRECALL_MAX_SQL_TOKENS) or ask a shorter question.`,
+    { details: { attempts, maxTokens: input.maxTokens, retryMaxTokens: larger } },
+  );
+}
+
+type Guarded = { ok: true; sql: string } | { ok: false; sql: string; problem: string };
+
+/**
+ * Extracts the one statement and guards it. A statement the parser rejects comes back as a problem
+ * to repair while repairs remain; several statements and policy breaks yield `refused` and throw.
+ */
 async function* extractAndGuard(
   text: string,
   input: GenerateInput,
   attempts: Attempt[],
-): AsyncGenerator<Step, string> {
+  canRepair: boolean,
+): AsyncGenerator<Step, Guarded> {
   const extracted = extractSql(text);
   if (!extracted.ok && extracted.statements) {
     // Several statements at once is what an injection looks like: a refusal, not a parse failure.
     const joined = extracted.statements.join(';\n');
-    if (input.__unsafeDisableGuardForTests) return joined;
     attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
     throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
@@ -193,14 +322,22 @@ async function* extractAndGuard(
       details: { reply: text.slice(0, 500), attempts },
     });
   }
-  if (input.__unsafeDisableGuardForTests) return extracted.sql;
   const verdict = await guardSql(extracted.sql, { allowTables: input.allowTables, schema: input.schema });
-  if (!verdict.ok) {
-    attempts.push({ sql: extracted.sql, error: verdict.reason });
-    yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
-    throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
-      details: { sql: extracted.sql, rule: verdict.rule, attempts },
-    });
+  if (verdict.ok) return { ok: true, sql: verdict.sql };
+  if (verdict.rule === 'parse-error') {
+    // A syntax error is a dialect habit, not an attack: repair it with the parser's message.
+    const problem = `${verdict.reason}\n${POSTGRES_DIALECT_HINT}`;
+    attempts.push({ sql: extracted.sql, error: problem });
+    if (canRepair) return { ok: false, sql: extracted.sql, problem };
+    throw new SqlrecallError(
+      'model_output',
+      `The model's SQL is still not valid PostgreSQL after ${attempts.length} attempts: ${verdict.reason}`,
+      { details: { sql: extracted.sql, rule: verdict.rule, attempts } },
+    );
   }
-  return verdict.sql;
+  attempts.push({ sql: extracted.sql, error: verdict.reason });
+  yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
+  throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
+    details: { sql: extracted.sql, rule: verdict.rule, attempts },
+  });
 }

@@ -24,8 +24,10 @@ export interface SqlPromptInput {
   question: string;
   /** Rendered schema, one line per table. */
   schemaText: string;
-  /** Today's date as YYYY-MM-DD, so "last month" can be resolved. */
+  /** Today's date as YYYY-MM-DD (the database's `current_date`), so "last month" can be resolved. */
   today: string;
+  /** The database's `TimeZone` setting, said beside today's date; omitted when unknown. */
+  timeZone?: string;
   /** The `<memories>` block (what this user taught; see `agent/memory-sql.ts`), or '' for none. */
   memoriesText?: string;
   /** The `<conversation>` block (earlier turns of this conversation), or '' for none. */
@@ -72,7 +74,9 @@ export function buildSqlMessages(input: SqlPromptInput): ChatMessage[] {
     '</schema>',
     ...(input.memoriesText ? [input.memoriesText] : []),
     ...(input.conversationText ? [input.conversationText] : []),
-    `Today is ${input.today}.`,
+    input.timeZone
+      ? `Today is ${input.today} in the database's time zone (${input.timeZone}); use current_date for relative dates.`
+      : `Today is ${input.today}.`,
     `Question: ${input.question}`,
   ].join('\n');
   return [
@@ -97,7 +101,7 @@ export function buildRepairMessages(base: ChatMessage[], failedSql: string, erro
         '<error>',
         error.replace(/<(\/?)error>/gi, '‹$1error›'),
         '</error>',
-        'Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown).',
+        'Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown), write PostgreSQL, and use values exactly as stored.',
         `Reply with the corrected query in a \`\`\`sql fenced block, nothing else; or, if the question cannot be answered from the schema, with ${CANNOT_ANSWER_MARKER} <reason>.`,
       ].join('\n'),
     },

@@ -42,6 +42,8 @@ export interface GlobalOptions {
   team?: string;
   /** false with `--no-memory`. */
   memory?: boolean;
+  /** `--max-sql-tokens N`: most tokens of the SQL reply. */
+  maxSqlTokens?: string;
 }
 
 /** Reads the configuration with the command line's flags applied. */
@@ -67,6 +69,7 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       allowFunctions: opts.allowFunctions,
       team: opts.team,
       memoryEnabled: opts.memory === false ? 'off' : undefined,
+      maxSqlTokens: opts.maxSqlTokens,
     },
   });
 }
@@ -132,6 +135,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       '--allow-functions <list>',
       'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn [SQLRECALL_ALLOW_FUNCTIONS]',
     )
+    .option('--max-sql-tokens <n>', 'most tokens of the SQL reply, default 1024 [SQLRECALL_MAX_SQL_TOKENS]')
     .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
     .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())

@@ -71,6 +71,11 @@ export interface Config {
    * other model). Empty → 0.70:0.95 for every model (issue 3).
    */
   memoryThresholds: string;
+  /**
+   * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
+   * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
+   */
+  maxSqlTokens: number;
 }
 
 /** One setting: its environment variable, its flag, and its validator. */
@@ -261,6 +266,12 @@ export const SETTINGS: Record<keyof Config, Setting> = {
     ),
     describe: 'reconciliation thresholds per embedding model',
   },
+  maxSqlTokens: {
+    env: 'SQLRECALL_MAX_SQL_TOKENS',
+    flag: '--max-sql-tokens',
+    schema: int(64, 32_768),
+    describe: 'most tokens of the SQL reply',
+  },
 };
 
 function defaults(): Record<keyof Config, unknown> {
@@ -293,6 +304,7 @@ function defaults(): Record<keyof Config, unknown> {
     memoryTopK: 5,
     memoryMinSimilarity: 0.3,
     memoryThresholds: '',
+    maxSqlTokens: 1024,
   };
 }
 

@@ -4,9 +4,11 @@ import { CATEGORIES, COUNTRIES } from './catalog.js';
 import {
   CUSTOMER_SEGMENTS,
   centsToDecimal,
+  DEFAULT_DEMO_SEED,
   DEMO_FIRST_DAY,
   DEMO_LAST_DAY,
   type DemoData,
+  demoRange,
   generateDemoData,
   ORDER_STATUSES,
 } from './generate.js';
@@ -60,8 +62,10 @@ describe('generateDemoData', () => {
     expect(digest(generateDemoData(1))).not.toBe(digest(data));
   });
 
-  it('matches the pinned digest of schema version 1 (bump DEMO_SCHEMA_VERSION when the data changes)', () => {
-    expect(DEMO_SCHEMA_VERSION).toBe(1);
+  it('matches the pinned digest of the reference range (version 2: the demo dates follow the creation day)', () => {
+    // Version 2 (issue 11): the demo database's dates are relative to its creation day; the
+    // reference range the generator uses without a range still gives version 1's rows.
+    expect(DEMO_SCHEMA_VERSION).toBe(2);
     expect(digest(data)).toBe('9c6cf291a7f2ab6373961d500339fadbe9d4d5492a01bcf09e78cf32d3ab0992');
   });
 
@@ -153,5 +157,32 @@ describe('generateDemoData', () => {
     const upi = data.orders.filter((o) => o.paymentMethod === 'upi');
     expect(upi.length).toBeGreaterThan(500);
     expect(upi.filter((o) => country.get(o.customerId) !== 'India')).toEqual([]);
+  });
+});
+
+describe('demo dates relative to the creation day (issue 11)', () => {
+  it('covers the two years up to the day before creation', () => {
+    expect(demoRange(new Date('2026-12-01T02:46:00Z'))).toEqual({
+      firstDay: '2024-12-01',
+      lastDay: '2026-11-30',
+    });
+    expect(demoRange(new Date('2024-03-01T23:59:59Z'))).toEqual({
+      firstDay: '2022-03-02',
+      lastDay: '2024-02-29',
+    });
+  });
+
+  it('is deterministic for a given creation day and puts orders in last month', () => {
+    const range = demoRange(new Date('2026-12-01T10:00:00Z'));
+    const a = generateDemoData(DEFAULT_DEMO_SEED, range);
+    const b = generateDemoData(DEFAULT_DEMO_SEED, demoRange(new Date('2026-12-01T23:00:00Z')));
+    expect(digest(a)).toBe(digest(b));
+    const dates = a.orders.map((o) => o.orderDate);
+    expect(dates.every((d) => d >= range.firstDay && d <= range.lastDay)).toBe(true);
+    expect(dates.filter((d) => d.startsWith('2026-11')).length).toBeGreaterThan(500);
+    expect(dates.at(-1)! >= '2026-11-25').toBe(true);
+    expect(digest(a)).not.toBe(
+      digest(generateDemoData(DEFAULT_DEMO_SEED, demoRange(new Date('2026-12-02T00:00:00Z')))),
+    );
   });
 });

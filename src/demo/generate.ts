@@ -13,10 +13,38 @@ export const DEFAULT_DEMO_SEED = 20240101;
 export const DEMO_CUSTOMER_COUNT = 2400;
 /** Number of orders generated. */
 export const DEMO_ORDER_COUNT = 24000;
-/** First order date (inclusive, ISO). The range is fixed so answers are reproducible. */
+/**
+ * First order date (inclusive, ISO) of the reference range {@link generateDemoData} uses when no
+ * range is given (tests, reproducible fixtures). The demo database itself uses {@link demoRange}
+ * of its creation day.
+ */
 export const DEMO_FIRST_DAY = '2024-01-01';
-/** Last order date (inclusive, ISO); also the demo's notional "today" for order statuses. */
+/** Last order date (inclusive, ISO) of the reference range; also its notional "today" for order statuses. */
 export const DEMO_LAST_DAY = '2025-12-31';
+/** Days of order history in a demo made by {@link demoRange}: two years. */
+export const DEMO_HISTORY_DAYS = 730;
+
+/** The order dates of a demo: `firstDay` … `lastDay`, inclusive, as `YYYY-MM-DD` (UTC days). */
+export interface DemoRange {
+  firstDay: string;
+  lastDay: string;
+}
+
+/**
+ * The range of a demo created on `creationDay` (its UTC date): the last {@link DEMO_HISTORY_DAYS}
+ * days up to yesterday, so "orders last month" finds orders. The same day always gives the same
+ * range, and with the same seed the same rows.
+ * @throws RangeError when `creationDay` is not a valid date.
+ */
+export function demoRange(creationDay: Date): DemoRange {
+  const today = Date.parse(`${creationDay.toISOString().slice(0, 10)}T00:00:00Z`);
+  const last = today - DAY_MS;
+  const first = last - (DEMO_HISTORY_DAYS - 1) * DAY_MS;
+  return {
+    firstDay: new Date(first).toISOString().slice(0, 10),
+    lastDay: new Date(last).toISOString().slice(0, 10),
+  };
+}
 
 /** `customer_segment` enum values. */
 export const CUSTOMER_SEGMENTS = ['retail', 'wholesale'] as const;
@@ -159,17 +187,17 @@ function generateProducts(random: Random): ProductInternal[] {
   return products;
 }
 
-function isoDay(dayIndex: number): string {
-  return new Date(Date.parse(`${DEMO_FIRST_DAY}T00:00:00Z`) + dayIndex * DAY_MS).toISOString().slice(0, 10);
+function isoDay(firstDay: string, dayIndex: number): string {
+  return new Date(Date.parse(`${firstDay}T00:00:00Z`) + dayIndex * DAY_MS).toISOString().slice(0, 10);
 }
 
-function dayWeights(dayCount: number): number[] {
+function dayWeights(firstDay: string, dayCount: number): number[] {
   const weights: number[] = [];
-  const start = Date.parse(`${DEMO_FIRST_DAY}T00:00:00Z`);
+  const start = Date.parse(`${firstDay}T00:00:00Z`);
   for (let d = 0; d < dayCount; d += 1) {
     const date = new Date(start + d * DAY_MS);
     const weekend = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1.15 : 1;
-    // Business grows ~35 % over the two years.
+    // Business grows ~35 % over the range (two years).
     const growth = 1 + (0.35 * d) / dayCount;
     weights.push((MONTH_FACTOR[date.getUTCMonth()] as number) * weekend * growth);
   }
@@ -203,8 +231,13 @@ const WHOLESALE_LINE_WEIGHTS = [20, 25, 22, 15, 10, 8];
  * Generates the whole demo shop. Pure: no I/O, no clock, no Math.random; the same seed always
  * yields identical rows.
  * @param seed PRNG seed; default {@link DEFAULT_DEMO_SEED}.
+ * @param range Order dates; default the reference range {@link DEMO_FIRST_DAY} … {@link DEMO_LAST_DAY}
+ *   (the demo database passes {@link demoRange} of its creation day).
  */
-export function generateDemoData(seed: number = DEFAULT_DEMO_SEED): DemoData {
+export function generateDemoData(
+  seed: number = DEFAULT_DEMO_SEED,
+  range: DemoRange = { firstDay: DEMO_FIRST_DAY, lastDay: DEMO_LAST_DAY },
+): DemoData {
   const random = createRandom(seed);
   const customers = generateCustomers(random);
   const products = generateProducts(random);
@@ -219,8 +252,8 @@ export function generateDemoData(seed: number = DEFAULT_DEMO_SEED): DemoData {
   });
   const sampleCustomer = createWeightedSampler(customerWeights);
 
-  const dayCount = Math.round((Date.parse(DEMO_LAST_DAY) - Date.parse(DEMO_FIRST_DAY)) / DAY_MS) + 1;
-  const sampleDay = createWeightedSampler(dayWeights(dayCount));
+  const dayCount = Math.round((Date.parse(range.lastDay) - Date.parse(range.firstDay)) / DAY_MS) + 1;
+  const sampleDay = createWeightedSampler(dayWeights(range.firstDay, dayCount));
   const days = Array.from({ length: DEMO_ORDER_COUNT }, () => sampleDay(random)).sort((a, b) => a - b);
 
   // Within a category, a fixed random popularity rank, damped by price (cheap items sell more).
@@ -247,8 +280,8 @@ export function generateDemoData(seed: number = DEFAULT_DEMO_SEED): DemoData {
     const orderId = index + 1;
     const customer = customers[sampleCustomer(random)] as DemoCustomer;
     const wholesale = customer.segment === 'wholesale';
-    const month = Number(isoDay(day).slice(5, 7));
-    const dayOfMonth = Number(isoDay(day).slice(8, 10));
+    const month = Number(isoDay(range.firstDay, day).slice(5, 7));
+    const dayOfMonth = Number(isoDay(range.firstDay, day).slice(8, 10));
     const saleDay = month === 11 && dayOfMonth >= 20;
     const lineCount = random.weighted(LINE_COUNTS, wholesale ? WHOLESALE_LINE_WEIGHTS : RETAIL_LINE_WEIGHTS);
     const seen = new Set<number>();
@@ -284,7 +317,7 @@ export function generateDemoData(seed: number = DEFAULT_DEMO_SEED): DemoData {
     orders.push({
       id: orderId,
       customerId: customer.id,
-      orderDate: isoDay(day),
+      orderDate: isoDay(range.firstDay, day),
       status: pickStatus(random, dayCount - 1 - day),
       paymentMethod: pickPayment(random, customer),
       totalAmount: centsToDecimal(totalCents),

@@ -103,6 +103,30 @@ describe('createDemoDatabase: interrupted and replaced builds', () => {
     expect(buildMs).toBeLessThan(45_000);
   });
 
+  it('dates the orders in the two years up to yesterday, and says so (issue 11)', async () => {
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect(result.range?.lastDay).toBe(yesterday);
+    expect(
+      String(await scalar("SELECT to_char(min(order_date), 'YYYY-MM-DD') FROM orders")) >=
+        result.range!.firstDay,
+    ).toBe(true);
+    expect(
+      String(await scalar("SELECT to_char(max(order_date), 'YYYY-MM-DD') FROM orders")) <= yesterday,
+    ).toBe(true);
+    expect(
+      Number(
+        await scalar(
+          "SELECT count(*) FROM orders WHERE order_date >= date_trunc('month', current_date) - interval '1 month' AND order_date < date_trunc('month', current_date)",
+        ),
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      await scalar(
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = current_database()",
+      ),
+    ).toContain(`${result.range!.firstDay} to ${yesterday}`);
+  });
+
   it('reported every progress step in order', () => {
     expect(progress.map(([done]) => done)).toEqual(
       Array.from({ length: DEMO_PROGRESS_STEPS }, (_, i) => i + 1),
@@ -222,7 +246,7 @@ describe('createDemoDatabase: repeated and hostile calls', () => {
     const calls: string[] = [];
     const started = performance.now();
     const again = await createDemoDatabase(target, { onProgress: (_d, _t, l) => calls.push(l) });
-    expect(again).toEqual({ created: false, counts: result.counts });
+    expect(again).toEqual({ created: false, counts: result.counts, range: result.range });
     expect(performance.now() - started).toBeLessThan(500);
     expect(calls).toEqual([]);
     expect(await readdir(home)).toEqual(['demo']);

@@ -11,13 +11,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../core/errors.js';
 import { toCopyText } from './copy-text.js';
 import { DEMO_CONSTRAINTS_SQL, DEMO_TABLES_SQL } from './ddl.js';
-import { DEFAULT_DEMO_SEED, type DemoData, generateDemoData } from './generate.js';
+import { DEFAULT_DEMO_SEED, type DemoData, type DemoRange, demoRange, generateDemoData } from './generate.js';
 
 /**
  * Version of the demo's schema and data. Bump it whenever the generator, catalog or DDL changes:
  * an existing demo with another version is rebuilt on the next run.
  */
-export const DEMO_SCHEMA_VERSION = 1;
+export const DEMO_SCHEMA_VERSION = 2;
 
 /** Name of the marker file written into a finished demo data directory. */
 export const DEMO_MARKER_FILE = 'sqlrecall-demo.json';
@@ -32,6 +32,8 @@ export interface DemoMarker {
   counts: Record<string, number>;
   /** Wall-clock time the build took, in milliseconds. */
   buildMs: number;
+  /** The order dates (the two years up to the day before creation). */
+  range?: DemoRange;
 }
 
 /** Options of {@link createDemoDatabase}. */
@@ -41,6 +43,8 @@ export interface CreateDemoOptions {
    * short label of the step just finished (e.g. `'orders'`). Not called when the demo already exists.
    */
   onProgress?: (done: number, total: number, label: string) => void;
+  /** The creation day's clock; default `new Date()`. The order dates end the day before it. */
+  now?: () => Date;
 }
 
 /** Result of {@link createDemoDatabase}. */
@@ -49,6 +53,8 @@ export interface CreateDemoResult {
   created: boolean;
   /** Row counts per table (`customers`, `products`, `orders`, `order_items`). */
   counts: Record<string, number>;
+  /** The order dates of the demo (absent for a demo whose marker predates it). */
+  range?: DemoRange;
 }
 
 type Column<T> = [name: string, value: (row: T) => string | number];
@@ -118,6 +124,7 @@ async function removeStaleBuilds(parent: string, prefix: string): Promise<void> 
 async function buildInto(
   dir: string,
   data: DemoData,
+  range: DemoRange,
   progress: (label: string) => void,
 ): Promise<Record<string, number>> {
   const db = new PGlite(dir);
@@ -126,7 +133,7 @@ async function buildInto(
     progress('initdb');
     await db.exec(`BEGIN;${DEMO_TABLES_SQL}`);
     await db.exec(`DO $$ BEGIN EXECUTE format('COMMENT ON DATABASE %I IS %L', current_database(),
-      'sqlrecall demo shop (version ${DEMO_SCHEMA_VERSION}): customers, products, orders and order items, 2024-2025'); END $$;`);
+      'sqlrecall demo shop (version ${DEMO_SCHEMA_VERSION}): customers, products, orders and order items, ${range.firstDay} to ${range.lastDay}'); END $$;`);
     progress('schema');
     await copyRows(
       db,
@@ -211,7 +218,8 @@ export async function createDemoDatabase(
 ): Promise<CreateDemoResult> {
   const target = resolve(dataDir);
   const existing = await readMarker(target);
-  if (existing?.version === DEMO_SCHEMA_VERSION) return { created: false, counts: existing.counts };
+  if (existing?.version === DEMO_SCHEMA_VERSION)
+    return { created: false, counts: existing.counts, ...(existing.range ? { range: existing.range } : {}) };
   const entries = await listDir(target);
   if (existing === undefined && entries !== undefined && entries.length > 0) {
     throw new SqlrecallError(
@@ -237,13 +245,15 @@ export async function createDemoDatabase(
   try {
     await mkdir(parent, { recursive: true });
     await removeStaleBuilds(parent, prefix);
-    const data = generateDemoData(DEFAULT_DEMO_SEED);
-    const counts = await buildInto(temp, data, progress);
+    const range = demoRange(options.now?.() ?? new Date());
+    const data = generateDemoData(DEFAULT_DEMO_SEED, range);
+    const counts = await buildInto(temp, data, range, progress);
     const marker: DemoMarker = {
       version: DEMO_SCHEMA_VERSION,
       seed: DEFAULT_DEMO_SEED,
       counts,
       buildMs: Math.round(performance.now() - started),
+      range,
     };
     await writeFile(join(temp, DEMO_MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
     if (existing !== undefined) {
@@ -252,7 +262,7 @@ export async function createDemoDatabase(
       await rename(target, old);
       await rename(temp, target);
       await rm(old, { recursive: true, force: true });
-      return { created: true, counts };
+      return { created: true, counts, range };
     }
     // An empty target directory (e.g. made by the caller) is replaced; rmdir never removes a non-empty one.
     if (entries !== undefined) await rmdir(target).catch(() => undefined);
@@ -260,10 +270,11 @@ export async function createDemoDatabase(
       await rename(temp, target); // fails if another run got there first
     } catch (error) {
       const winner = await readMarker(target);
-      if (winner?.version === DEMO_SCHEMA_VERSION) return { created: false, counts: winner.counts };
+      if (winner?.version === DEMO_SCHEMA_VERSION)
+        return { created: false, counts: winner.counts, ...(winner.range ? { range: winner.range } : {}) };
       throw error;
     }
-    return { created: true, counts };
+    return { created: true, counts, range };
   } catch (error) {
     if (error instanceof SqlrecallError) throw error;
     throw new SqlrecallError('internal', `Could not create the demo database in ${target}.`, {

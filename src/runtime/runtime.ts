@@ -146,6 +146,7 @@ export class Runtime {
       maxResultBytes: this.config.maxResultBytes,
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
+      sqlMaxTokens: this.config.maxSqlTokens,
     });
     if (memory) {
       const { schema } = await assistant.schema();

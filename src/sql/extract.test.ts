@@ -204,3 +204,27 @@ describe('extractSql: properties', () => {
     );
   });
 });
+
+describe('SQL inside a string (issue 11)', () => {
+  it('reads a label followed by the statement in double quotes', () => {
+    expect(extractSql('SQLQuery: "SELECT count(*) FROM orders"\nSQLResult: 5')).toEqual({
+      ok: true,
+      sql: 'SELECT count(*) FROM orders',
+    });
+    expect(extractSql(`SQLQuery: "SELECT "name" FROM t WHERE a = 'x'"`)).toEqual({
+      ok: true,
+      sql: `SELECT "name" FROM t WHERE a = 'x'`,
+    });
+  });
+  it('reads a JSON object with an sql member, fenced or not, unescaping it', () => {
+    expect(extractSql('{"sql": "SELECT 1 AS \\"n\\""}')).toEqual({ ok: true, sql: 'SELECT 1 AS "n"' });
+    expect(extractSql('```json\n{"sql": "SELECT 1", "explanation": "one"}\n```')).toEqual({
+      ok: true,
+      sql: 'SELECT 1',
+    });
+  });
+  it('still refuses several statements inside the JSON string', () => {
+    const result = extractSql('{"sql": "SELECT 1; DROP TABLE t"}');
+    expect(result.ok).toBe(false);
+  });
+});

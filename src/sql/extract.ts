@@ -56,7 +56,7 @@ const SQL_FENCE_TAGS = new Set([
  *   text holds no statement or several different ones.
  */
 export function extractSql(text: string): ExtractResult {
-  const normalized = text.replace(/\r\n?/g, '\n');
+  const normalized = unwrapQuotedSql(text.replace(/\r\n?/g, '\n'));
   if (normalized.trim() === '')
     return { ok: false, reason: 'The model returned an empty answer, with no SQL in it.' };
   const { segments, unclosedThink } = stripReasoning(normalized);
@@ -84,6 +84,47 @@ export function extractSql(text: string): ExtractResult {
     };
   }
   return { ok: false, reason: 'No SQL statement was found in the model answer.' };
+}
+
+/** Keys of a JSON reply object that hold the SQL (`{"sql": "SELECT …"}`). */
+const JSON_SQL_KEYS = ['sql', 'SQL', 'query', 'sql_query', 'sqlQuery', 'SQLQuery'];
+/** A label followed by the whole statement in double quotes: `SQLQuery: "SELECT …"`. */
+const QUOTED_LABEL =
+  /^([ \t>*_-]*(?:SQLQuery|SQL ?Query|SQL|Query|Answer)\s*:\s*)"((?:select|with|values|table|explain)\b[\s\S]*)"[ \t.]*$/im;
+
+/**
+ * Unwraps two reply shapes that carry SQL inside a string (issue 11): a JSON object whose `sql`
+ * (or `query`) member is the statement, alone or in a fence; and a label followed by the
+ * statement in double quotes. Anything else is returned unchanged.
+ */
+function unwrapQuotedSql(text: string): string {
+  const json = /^\s*(?:```(?:json)?\s*)?(\{[\s\S]*\})\s*(?:```)?\s*$/i.exec(text);
+  if (json) {
+    try {
+      const value = JSON.parse(json[1]!) as unknown;
+      if (value && typeof value === 'object' && !Array.isArray(value)) {
+        for (const key of JSON_SQL_KEYS) {
+          const sql = (value as Record<string, unknown>)[key];
+          if (typeof sql === 'string' && sql.trim() !== '') return sql;
+        }
+      }
+    } catch {
+      // not JSON: read as prose
+    }
+  }
+  const quoted = QUOTED_LABEL.exec(text);
+  if (quoted) {
+    let inner = quoted[2]!;
+    if (/\\["n\\]/.test(inner)) {
+      try {
+        inner = JSON.parse(`"${inner}"`) as string;
+      } catch {
+        // keep the text as written
+      }
+    }
+    return text.slice(0, quoted.index) + quoted[1] + inner + text.slice(quoted.index + quoted[0].length);
+  }
+  return text;
 }
 
 /**

@@ -13,7 +13,7 @@ import { parseSync } from 'libpg-query';
 import type { Schema } from '../core/schema.js';
 import { loadGuardParser } from './guard.js';
 import { qualifiedName, quoteIdent } from './render.js';
-import { analyzeStatement, type JsonObject, type UnresolvedName } from './scope.js';
+import { analyzeStatement, type JsonObject, type RelationUse, type UnresolvedName } from './scope.js';
 
 /** One name that does not exist, with the closest catalog names. */
 export interface UnknownIdentifier {
@@ -34,6 +34,39 @@ export interface IdentifierCheck {
   unknown: UnknownIdentifier[];
 }
 
+/** Options of {@link checkIdentifiers}. */
+export interface IdentifierCheckOptions {
+  /**
+   * The session's real search path (`current_schemas(false)`). With it, an unqualified table that
+   * exists only in a schema off the path is reported with its qualified name as the candidate
+   * ("did you mean payroll.salaries?"). Without it, every introspected schema counts as searched.
+   */
+  searchPath?: readonly string[];
+}
+
+/**
+ * SQL special names PostgreSQL reads as functions (`SQLValueFunction`) when written unquoted, by the
+ * parse tree's `op`: `SELECT user FROM t` returns the login role even when `t` has a `user` column
+ * (PostgreSQL manual, "Session Information Functions" and "Current Date/Time").
+ */
+const SPECIAL_NAMES: Readonly<Record<string, string>> = {
+  SVFOP_USER: 'user',
+  SVFOP_CURRENT_USER: 'current_user',
+  SVFOP_SESSION_USER: 'session_user',
+  SVFOP_CURRENT_ROLE: 'current_role',
+  SVFOP_CURRENT_SCHEMA: 'current_schema',
+  SVFOP_CURRENT_CATALOG: 'current_catalog',
+  SVFOP_CURRENT_DATE: 'current_date',
+  SVFOP_CURRENT_TIME: 'current_time',
+  SVFOP_CURRENT_TIME_N: 'current_time',
+  SVFOP_CURRENT_TIMESTAMP: 'current_timestamp',
+  SVFOP_CURRENT_TIMESTAMP_N: 'current_timestamp',
+  SVFOP_LOCALTIME: 'localtime',
+  SVFOP_LOCALTIME_N: 'localtime',
+  SVFOP_LOCALTIMESTAMP: 'localtimestamp',
+  SVFOP_LOCALTIMESTAMP_N: 'localtimestamp',
+};
+
 /** Most candidates listed per unknown name. */
 const MAX_CANDIDATES = 3;
 
@@ -41,7 +74,11 @@ const MAX_CANDIDATES = 3;
  * Checks the table and column names of one read statement against `schema`. Statements that do not
  * parse, or that the analysis cannot model, pass (`ok: true`): the guard and the database judge them.
  */
-export async function checkIdentifiers(sql: string, schema: Schema): Promise<IdentifierCheck> {
+export async function checkIdentifiers(
+  sql: string,
+  schema: Schema,
+  options: IdentifierCheckOptions = {},
+): Promise<IdentifierCheck> {
   await loadGuardParser();
   let stmt: JsonObject | undefined;
   try {
@@ -52,21 +89,89 @@ export async function checkIdentifiers(sql: string, schema: Schema): Promise<Ide
     return { ok: true, unknown: [] };
   }
   if (!stmt) return { ok: true, unknown: [] };
-  let unresolved: UnresolvedName[];
+  let report: ReturnType<typeof analyzeStatement>;
   try {
-    unresolved = analyzeStatement(stmt, schema).unresolved;
+    report = analyzeStatement(stmt, schema);
   } catch {
     return { ok: true, unknown: [] }; // e.g. a tree too deep to walk recursively: let the database judge
   }
   const seen = new Set<string>();
   const unknown: UnknownIdentifier[] = [];
-  for (const entry of unresolved) {
+  for (const entry of report.unresolved) {
     const key = `${entry.kind}:${entry.qualifier ?? ''}.${entry.name}`;
     if (seen.has(key)) continue;
     seen.add(key);
     unknown.push(describe(entry, schema));
   }
+  unknown.push(...offPathTables(report.relations, options.searchPath));
+  unknown.push(...specialNames(stmt, report.relations));
   return { ok: unknown.length === 0, unknown };
+}
+
+/**
+ * Unqualified tables the analysis found in a schema that is not on the session's search path: the
+ * database will not find them, so the qualified name is the candidate.
+ */
+function offPathTables(
+  relations: RelationUse[],
+  searchPath: readonly string[] | undefined,
+): UnknownIdentifier[] {
+  if (!searchPath) return [];
+  const out: UnknownIdentifier[] = [];
+  const seen = new Set<string>();
+  for (const use of relations) {
+    if (use.schema !== null || !use.table || searchPath.includes(use.table.schema)) continue;
+    const candidate = qualifiedName(use.table);
+    if (seen.has(candidate)) continue;
+    seen.add(candidate);
+    out.push({
+      kind: 'table',
+      name: use.name,
+      candidates: [candidate],
+      message: `table ${quoteIdent(use.name)} is not on the search path (${searchPath.join(', ') || 'empty'}); did you mean ${candidate}?`,
+    });
+  }
+  return out;
+}
+
+/**
+ * Unquoted special names (`user`, `current_date`, …) written where a table in scope has a column of
+ * that name: PostgreSQL reads them as functions, so the quoted column is the candidate.
+ */
+function specialNames(stmt: JsonObject, relations: RelationUse[]): UnknownIdentifier[] {
+  const out: UnknownIdentifier[] = [];
+  const seen = new Set<string>();
+  const stack: unknown[] = [stmt];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      stack.push(...value);
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    const node = value as Record<string, unknown>;
+    const svf = node.SQLValueFunction as { op?: string } | undefined;
+    const name = svf?.op ? SPECIAL_NAMES[svf.op] : undefined;
+    if (name && !seen.has(name)) {
+      const owners = relations
+        .filter((r) => r.table?.columns.some((c) => c.name === name))
+        .map((r) => r.table!);
+      if (owners.length > 0) {
+        seen.add(name);
+        const quoted = `"${name}"`;
+        const candidates = [quoted];
+        out.push({
+          kind: 'column',
+          name,
+          candidates,
+          message: `unquoted ${name} is PostgreSQL's ${name} function, not the column ${quoted} of ${owners.map((t) => qualifiedName(t)).join(', ')}; write the column quoted: did you mean ${quoted}?`,
+        });
+      }
+    }
+    for (const child of Object.values(node))
+      if (child !== null && typeof child === 'object') stack.push(child);
+  }
+  return out;
 }
 
 /** The repair-prompt text for a failed check: one line per unknown name. */

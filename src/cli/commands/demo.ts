@@ -82,6 +82,10 @@ export async function runDemo(
     } else {
       bar.done();
     }
+    if (made.range)
+      io.stderr.write(
+        `Demo orders run from ${made.range.firstDay} to ${made.range.lastDay} (the two years up to the day before it was created).\n`,
+      );
     await runtime.close();
     runtime = undefined;
     if (opts.chat === false) {
@@ -91,7 +95,7 @@ export async function runDemo(
     return await runChat(
       io,
       { ...opts, db: dbUrl },
-      `${pc.dim('Try: "how many customers are from India?" or "top 5 products by revenue in 2025"')}\n`,
+      `${pc.dim('Try: "how many customers are from India?" or "top 5 products by revenue last month"')}\n`,
     );
   } catch (error) {
     return reportError(io, Boolean(opts.json), error);
