@@ -31,6 +31,7 @@ interface Session {
 }
 
 /** The JSON document in a tool result's text. */
+// biome-ignore lint/suspicious/noExplicitAny: the tests read loosely typed JSON documents
 function doc(result: CallToolResult): Record<string, any> {
   const first = result.content[0];
   if (first?.type !== 'text') throw new Error('expected a text result');
@@ -181,9 +182,13 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
       // The user is the process's, never the client's.
       const spoofed = await s.call('recall', { user: 'rahul' });
       expect(spoofed.isError).toBe(true);
-      expect(JSON.stringify(spoofed)).toMatch(/user/);
+      expect(doc(spoofed).error).toMatchObject({ code: 'usage', message: expect.stringMatching(/user/) });
+      expect(doc(spoofed).error.hint).toMatch(/serves one user \(priya\)/);
       const spoofedAsk = await s.call('ask', { question: QUESTION, user: 'rahul' });
       expect(spoofedAsk.isError).toBe(true);
+      expect(doc(spoofedAsk).error.code).toBe('usage');
+      const empty = await s.call('ask', { question: '   ' });
+      expect(doc(empty).error).toMatchObject({ code: 'usage', message: expect.stringMatching(/question/) });
 
       // A database error is an MCP tool error with the product's code.
       const missing = await s.call('sql', { sql: 'SELECT * FROM no_such_table' });
@@ -204,7 +209,9 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
       expect(asked.appliedMemories).toEqual([]);
       expect(prompts.at(-1)).not.toContain(INDIA);
 
-      const big = doc(await s.call('sql', { sql: 'SELECT g, repeat(\'x\', 50) AS pad FROM generate_series(1, 500) g' }));
+      const big = doc(
+        await s.call('sql', { sql: "SELECT g, repeat('x', 50) AS pad FROM generate_series(1, 500) g" }),
+      );
       expect(big).toMatchObject({ truncated: true, truncatedReason: 'max_bytes' });
       expect(big.rows.length).toBeGreaterThan(0);
       expect(big.rows.length).toBeLessThan(500);

@@ -164,6 +164,21 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
   );
 
+  // The SDK answers invalid arguments (and unknown tools) with a tool error carrying a bare
+  // message; give those the product's error shape too (code `usage`). Our tool bodies never throw
+  // (see `guarded`), so only the SDK's own failures reach this method.
+  const sdk = server as unknown as { createToolError: (message: string) => CallToolResult };
+  sdk.createToolError = (message: string) =>
+    toolError(
+      new SqlrecallError('usage', message.replace(/^MCP error -?\d+: /, ''), {
+        details: /\buser\b/.test(message)
+          ? {
+              hint: `This server serves one user (${config.user}), chosen when it starts with --user; tool arguments cannot name a user.`,
+            }
+          : {},
+      }),
+    );
+
   const introspect = async (): Promise<Schema> => {
     const db = await runtime.database();
     return db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
