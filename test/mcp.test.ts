@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
-import { BIN, ROOT } from './support/cli.js';
+import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 
 const INDIA = "customers.country = 'India'";
 const QUESTION = 'Which customers do we have?';
@@ -217,15 +217,20 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
       expect(big.rows.length).toBeLessThan(500);
       expect(big.rowCount).toBe(big.rows.length);
       expect(big.rows[0][0]).toBe(1);
+
+      // While this server idles, the embedded stores are free: a CLI command in another process
+      // runs at once instead of waiting for the lock.
+      const list = await runSqlrecall(['memory', 'list', '--json', '--user', 'priya'], {
+        env,
+        timeoutMs: 90_000,
+      });
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stderr).not.toMatch(/Waiting for another sqlrecall process/);
+      const memories = JSON.parse(list.stdout).memories;
+      expect(memories).toHaveLength(1);
+      priyaMemory = memories[0].id;
     } finally {
       await s.close();
-    }
-
-    const p = await open('priya');
-    try {
-      priyaMemory = doc(await p.call('recall')).memories[0].id;
-    } finally {
-      await p.close();
     }
 
     const r = await open('rahul');

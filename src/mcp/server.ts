@@ -23,6 +23,7 @@ import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { guardSql } from '../sql/guard.js';
 import { renderSchema } from '../sql/render.js';
 import { boundedJson, boundedText, type RowsDocument } from './bounds.js';
+import type { RuntimeLease } from './lease.js';
 
 /** Names of the tools, in the order they are listed. */
 export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
@@ -34,8 +35,8 @@ export const MCP_MAX_INPUT_CHARS = 10_000;
 export interface McpServerOptions {
   /** The configuration (its `user` is the one user served; `team` whose shared memories apply). */
   config: Config;
-  /** The live objects (database, models, memory), opened lazily and kept for the process. */
-  runtime: Runtime;
+  /** Lends the live objects (database, models, memory) to each call; see {@link RuntimeLease}. */
+  runtime: RuntimeLease;
   /** Byte cap of each tool result's text (UTF-8); see `DEFAULT_MCP_MAX_BYTES`. */
   maxBytes: number;
   /** One-line logs (the CLI writes them to stderr; never stdout). */
@@ -151,7 +152,7 @@ const RECALL_LIST_LIMIT = 200;
  * Builds the MCP server with its tools and schema resources (not yet connected to a transport).
  */
 export function createMcpServer(options: McpServerOptions): McpServer {
-  const { config, runtime, maxBytes, log } = options;
+  const { config, runtime: lease, maxBytes, log } = options;
   const scope: MemoryScope = { user: config.user };
   const server = new McpServer(
     { name: 'sqlrecall', version: options.version },
@@ -179,20 +180,21 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       }),
     );
 
-  const introspect = async (): Promise<Schema> => {
+  const introspect = async (runtime: Runtime): Promise<Schema> => {
     const db = await runtime.database();
     return db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
   };
-  let linking: ReturnType<typeof createSchemaLinking> | undefined;
+  // Schema linking's index lives in process memory, one per runtime (rebuilt after a release).
+  const linkings = new WeakMap<Runtime, ReturnType<typeof createSchemaLinking>>();
   const bounded = (value: unknown) => textResult(boundedText(value, maxBytes));
 
   /** Runs a tool body, turning every failure into an MCP tool error with the product's code. */
   const guarded =
-    <A>(name: string, body: (args: A) => Promise<CallToolResult>) =>
+    <A>(name: string, body: (args: A, runtime: Runtime) => Promise<CallToolResult>) =>
     async (args: A): Promise<CallToolResult> => {
       const started = Date.now();
       try {
-        const result = await body(args);
+        const result = await lease.use((runtime) => body(args, runtime));
         log(`mcp: ${name} ok in ${Date.now() - started} ms`);
         return result;
       } catch (error) {
@@ -213,7 +215,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.ask,
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
-    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>) => {
+    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime) => {
       const assistant = await runtime.assistant();
       const doc: RowsDocument & {
         question: string;
@@ -278,10 +280,13 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.sql,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>) => {
+    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime) => {
       let verdict = await guardSql(args.sql);
       if (verdict.ok && config.allowTables.length > 0)
-        verdict = await guardSql(args.sql, { allowTables: config.allowTables, schema: await introspect() });
+        verdict = await guardSql(args.sql, {
+          allowTables: config.allowTables,
+          schema: await introspect(runtime),
+        });
       if (!verdict.ok)
         throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
           details: { rule: verdict.rule },
@@ -312,8 +317,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.schema,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>) => {
-      const schema = await introspect();
+    guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) => {
+      const schema = await introspect(runtime);
       if (args.table === undefined) return bounded(renderSchema(schema));
       const table = findTable(schema, args.table);
       return bounded(renderSchema({ ...schema, tables: [table] }));
@@ -330,15 +335,19 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.schema_context,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>) => {
+    guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) => {
       const db = await runtime.database();
-      linking ??= createSchemaLinking({
-        config,
-        db,
-        admin: runtime.admin(),
-        onWarning: (message) => log(`warning: ${message}`),
-      });
-      const context = await linking.plan(args.question, await introspect());
+      let linking = linkings.get(runtime);
+      if (!linking) {
+        linking = createSchemaLinking({
+          config,
+          db,
+          admin: runtime.admin(),
+          onWarning: (message) => log(`warning: ${message}`),
+        });
+        linkings.set(runtime, linking);
+      }
+      const context = await linking.plan(args.question, await introspect(runtime));
       return bounded({
         question: args.question,
         mode: context.mode,
@@ -359,9 +368,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.remember,
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
-    guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>) => {
+    guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
       const memory = await runtime.memory();
-      const schema = config.databaseUrl ? await introspect() : undefined;
+      const schema = config.databaseUrl ? await introspect(runtime) : undefined;
       const result = await memory.service.add(
         scope,
         { kind: args.kind ?? 'preference', text: args.text, sql: args.sql },
@@ -379,7 +388,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.recall,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>) => {
+    guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>, runtime) => {
       const memory = await runtime.memory({ allowWithoutEmbeddings: args.query === undefined });
       const enabled = await memory.store.isEnabled(scope);
       if (args.query === undefined) {
@@ -407,7 +416,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.forget,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
-    guarded('forget', async (args: z.infer<typeof MCP_INPUTS.forget>) => {
+    guarded('forget', async (args: z.infer<typeof MCP_INPUTS.forget>, runtime) => {
       const memory = await runtime.memory({ allowWithoutEmbeddings: true });
       const result = await memory.service.forget(scope, args.target);
       if (!result.deleted) {
@@ -431,7 +440,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     'schema://tables',
     { title: 'Database schema', description: 'Every table as the model sees it', mimeType: 'text/plain' },
     async (uri): Promise<ReadResourceResult> => {
-      const schema = await introspectForResource(introspect, log);
+      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
       return {
         contents: [
           { uri: uri.href, mimeType: 'text/plain', text: boundedText(renderSchema(schema), maxBytes) },
@@ -443,7 +452,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     'table',
     new ResourceTemplate('schema://tables/{table}', {
       list: async () => {
-        const schema = await introspectForResource(introspect, log);
+        const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
         return {
           resources: schema.tables.map((t) => ({
             uri: `schema://tables/${encodeURIComponent(`${t.schema}.${t.name}`)}`,
@@ -460,7 +469,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       mimeType: 'text/plain',
     },
     async (uri, variables): Promise<ReadResourceResult> => {
-      const schema = await introspectForResource(introspect, log);
+      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
       const name = decodeURIComponent(String(variables.table ?? ''));
       const table = findTable(schema, name);
       return {

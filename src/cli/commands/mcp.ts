@@ -4,7 +4,6 @@
  * warnings and `console.log` from any library go to stderr.
  */
 import { SqlrecallError } from '../../core/errors.js';
-import type { Runtime as RuntimeType } from '../../runtime/runtime.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { CliIO } from '../io.js';
 import { configFrom, type GlobalOptions, reportError } from '../program.js';
@@ -43,7 +42,7 @@ Examples:
 
 /** Runs `mcp` until the client closes stdin (or SIGINT/SIGTERM). */
 export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number> {
-  let runtime: RuntimeType | undefined;
+  let lease: import('../../mcp/lease.js').RuntimeLease | undefined;
   try {
     const { DEFAULT_MCP_MAX_BYTES, MIN_MCP_MAX_BYTES } = await import('../../mcp/bounds.js');
     const maxBytes = opts.maxBytes === undefined ? DEFAULT_MCP_MAX_BYTES : Number(opts.maxBytes);
@@ -57,14 +56,18 @@ export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number
     // Nothing but the protocol may reach stdout, even from a library that logs.
     console.log = console.error;
     console.info = console.error;
-    runtime = new Runtime(config, { warn: (m) => log(`note: ${m}`) });
+    const { RuntimeLease, usesEmbeddedStores } = await import('../../mcp/lease.js');
+    lease = new RuntimeLease(
+      () => new Runtime(config, { warn: (m) => log(`note: ${m}`) }),
+      usesEmbeddedStores(config),
+    );
     const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([
       import('../../mcp/server.js'),
       import('@modelcontextprotocol/sdk/server/stdio.js'),
     ]);
     const server = createMcpServer({
       config,
-      runtime,
+      runtime: lease,
       maxBytes,
       log,
       version: process.env.npm_package_version ?? '0.1.0',
@@ -87,6 +90,6 @@ export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number
   } catch (error) {
     return reportError(io, false, error);
   } finally {
-    await runtime?.close();
+    await lease?.close();
   }
 }
