@@ -16,9 +16,9 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
-import { type Fixture, serverShop } from './support/fixtures.js';
-import { createStoreHarness, type StoreHarness } from './support/memory-store.js';
-import { TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
+import { serverShop } from './support/fixtures.js';
+import { createStoreHarness } from './support/memory-store.js';
+import { TEST_DATABASE_URL } from './support/server-db.js';
 
 const INDIA = "customers.country = 'India'";
 const QUESTION = 'Which customers do we have?';
@@ -264,47 +264,50 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
     }
   }, 300_000);
 
-  describe.skipIf(!TEST_DATABASE_URL)('server PostgreSQL: two users at once on one memory store', () => {
-    let shop: Fixture & { db: TempDatabase };
-    // The server PostgreSQL of CI lacks pgvector: the shared memory store is PGlite + pgvector
-    // served over the wire protocol (as in the memory store tests), reached by both processes.
-    let memoryStore: StoreHarness;
-    let serverEnv: Record<string, string>;
-    beforeAll(async () => {
-      shop = await serverShop();
-      memoryStore = await createStoreHarness('server-style');
-      serverEnv = { DATABASE_URL: shop.url, MEMORY_DATABASE_URL: memoryStore.url! };
-    }, 120_000);
-    afterAll(async () => {
-      await shop?.close();
-      await shop?.db.drop();
-      await memoryStore?.dispose();
-    });
-
-    it("two live processes: rahul never sees, applies or forgets priya's memory", async () => {
-      const [priya, rahul] = await Promise.all([open('priya', [], serverEnv), open('rahul', [], serverEnv)]);
+  // The server PostgreSQL of CI lacks pgvector: the shared memory store is PGlite + pgvector
+  // served over the wire protocol (as in the memory store tests), reached by both processes.
+  it.skipIf(!TEST_DATABASE_URL)(
+    "server PostgreSQL: two live processes on one memory store; rahul never sees, applies or forgets priya's memory",
+    async () => {
+      const shop = await serverShop();
+      const memoryStore = await createStoreHarness('server-style');
+      const serverEnv = { DATABASE_URL: shop.url, MEMORY_DATABASE_URL: memoryStore.url! };
       try {
-        const added = await priya.call('remember', { text: 'Only show me customers from India', sql: INDIA });
-        expect(added.isError, JSON.stringify(added)).toBeFalsy();
-        const id = doc(added).changes[0].id as string;
+        const [priya, rahul] = await Promise.all([
+          open('priya', [], serverEnv),
+          open('rahul', [], serverEnv),
+        ]);
+        try {
+          const added = await priya.call('remember', {
+            text: 'Only show me customers from India',
+            sql: INDIA,
+          });
+          expect(added.isError, JSON.stringify(added)).toBeFalsy();
+          const id = doc(added).changes[0].id as string;
 
-        expect(doc(await rahul.call('recall')).memories).toEqual([]);
-        expect(doc(await rahul.call('recall', { query: 'customers from India' })).memories).toEqual([]);
-        const rahulAsk = doc(await rahul.call('ask', { question: QUESTION }));
-        expect(rahulAsk.appliedMemories).toEqual([]);
-        expect(prompts.at(-1)).not.toContain(INDIA);
-        const forged = await rahul.call('forget', { target: id });
-        expect(doc(forged).error.code).toBe('not_found');
+          expect(doc(await rahul.call('recall')).memories).toEqual([]);
+          expect(doc(await rahul.call('recall', { query: 'customers from India' })).memories).toEqual([]);
+          const rahulAsk = doc(await rahul.call('ask', { question: QUESTION }));
+          expect(rahulAsk.appliedMemories).toEqual([]);
+          expect(prompts.at(-1)).not.toContain(INDIA);
+          const forged = await rahul.call('forget', { target: id });
+          expect(doc(forged).error.code).toBe('not_found');
 
-        const priyaAsk = doc(await priya.call('ask', { question: QUESTION }));
-        expect(prompts.at(-1)).toContain(INDIA);
-        expect(priyaAsk.appliedMemories.map((m: { id: string }) => m.id)).toEqual([id]);
-        expect(priyaAsk.rows.every((row: string[]) => row[1] === 'India')).toBe(true);
-        expect(doc(await priya.call('forget', { target: id })).deleted.id).toBe(id);
-        expect(doc(await priya.call('recall')).memories).toEqual([]);
+          const priyaAsk = doc(await priya.call('ask', { question: QUESTION }));
+          expect(prompts.at(-1)).toContain(INDIA);
+          expect(priyaAsk.appliedMemories.map((m: { id: string }) => m.id)).toEqual([id]);
+          expect(priyaAsk.rows.every((row: string[]) => row[1] === 'India')).toBe(true);
+          expect(doc(await priya.call('forget', { target: id })).deleted.id).toBe(id);
+          expect(doc(await priya.call('recall')).memories).toEqual([]);
+        } finally {
+          await Promise.all([priya.close(), rahul.close()]);
+        }
       } finally {
-        await Promise.all([priya.close(), rahul.close()]);
+        await shop.close();
+        await shop.db.drop();
+        await memoryStore.dispose();
       }
-    }, 240_000);
-  });
+    },
+    240_000,
+  );
 });
