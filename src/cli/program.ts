@@ -10,6 +10,7 @@ import { runChat } from './commands/chat.js';
 import { runDemo } from './commands/demo.js';
 import { runDoctor } from './commands/doctor.js';
 import { runEvalCommand } from './commands/eval.js';
+import { MCP_HELP, runMcp } from './commands/mcp.js';
 import { runMemory } from './commands/memory.js';
 import { runSchema } from './commands/schema.js';
 import { runSchemaContext } from './commands/schema-context.js';
@@ -274,6 +275,13 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .action(async function (this: Command, command: string, name: string | undefined) {
       setExit(await runUsers(io, this.optsWithGlobals(), command, name));
     });
+
+  program
+    .command('mcp')
+    .description('Model Context Protocol server on stdio for one user (for desktop assistants and editors)')
+    .option('--max-bytes <n>', 'byte cap of each tool result (default 65536)')
+    .addHelpText('after', MCP_HELP)
+    .action(run((opts) => runMcp(io, opts)));
 
   return program;
 }

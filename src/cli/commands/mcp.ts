@@ -1,0 +1,95 @@
+/**
+ * `sqlrecall mcp`: serves the Model Context Protocol over stdio for one user (issue 17). The MCP SDK
+ * is imported lazily here so other commands never load it. stdout carries only the protocol: logs,
+ * warnings and `console.log` from any library go to stderr.
+ */
+import { SqlrecallError } from '../../core/errors.js';
+import { Runtime } from '../../runtime/runtime.js';
+import type { CliIO } from '../io.js';
+import { configFrom, type GlobalOptions, reportError } from '../program.js';
+
+/** Options of `sqlrecall mcp`. */
+export interface McpCommandOptions extends GlobalOptions {
+  /** `--max-bytes N`: byte cap of each tool result's text (default 65536, least 1024). */
+  maxBytes?: string;
+}
+
+/** Help text after the options: what it serves, and how to add it to a client. */
+export const MCP_HELP = `
+Serves the Model Context Protocol on stdin/stdout for ONE user (--user or SQLRECALL_USER; a user
+named in a tool's arguments is refused). Clients start it themselves; you rarely run it by hand.
+
+Tools:      ask, sql, schema, schema_context, remember, recall, forget
+Resources:  schema://tables (every table), schema://tables/{schema.table} (one table)
+Bounds:     rows capped by --max-rows (SQLRECALL_MAX_ROWS), each result's text by --max-bytes
+Errors:     tool results with isError and {"error":{"code","message"}}, codes as in --json output
+Logs:       stderr only (stdout is the protocol)
+
+Add it to an MCP client (e.g. a desktop assistant's or editor's mcpServers setting):
+  {
+    "mcpServers": {
+      "sqlrecall": {
+        "command": "npx",
+        "args": ["-y", "sqlrecall", "mcp", "--user", "priya"],
+        "env": { "DATABASE_URL": "postgres://me@localhost/shop", "OLLAMA_HOST": "http://127.0.0.1:11434" }
+      }
+    }
+  }
+
+Examples:
+  $ sqlrecall mcp --user priya --db postgres://me@localhost/shop
+  $ sqlrecall mcp --db pglite:~/.sqlrecall/demo-shop --max-rows 200 --max-bytes 32768`;
+
+/** Runs `mcp` until the client closes stdin (or SIGINT/SIGTERM). */
+export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number> {
+  let lease: import('../../mcp/lease.js').RuntimeLease | undefined;
+  try {
+    const { DEFAULT_MCP_MAX_BYTES, MIN_MCP_MAX_BYTES } = await import('../../mcp/bounds.js');
+    const maxBytes = opts.maxBytes === undefined ? DEFAULT_MCP_MAX_BYTES : Number(opts.maxBytes);
+    if (!Number.isInteger(maxBytes) || maxBytes < MIN_MCP_MAX_BYTES)
+      throw new SqlrecallError(
+        'usage',
+        `--max-bytes must be a whole number of at least ${MIN_MCP_MAX_BYTES}.`,
+      );
+    const config = configFrom(io, opts);
+    const log = (message: string) => io.stderr.write(`${message}\n`);
+    // Nothing but the protocol may reach stdout, even from a library that logs.
+    console.log = console.error;
+    console.info = console.error;
+    const { RuntimeLease, usesEmbeddedStores } = await import('../../mcp/lease.js');
+    lease = new RuntimeLease(
+      () => new Runtime(config, { warn: (m) => log(`note: ${m}`) }),
+      usesEmbeddedStores(config),
+    );
+    const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([
+      import('../../mcp/server.js'),
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+    ]);
+    const server = createMcpServer({
+      config,
+      runtime: lease,
+      maxBytes,
+      log,
+      version: process.env.npm_package_version ?? '0.1.0',
+    });
+    const transport = new StdioServerTransport(io.stdin, io.stdout);
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+      io.stdin.once('end', resolve);
+      io.stdin.once('close', resolve);
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await server.connect(transport);
+    log(
+      `sqlrecall mcp: serving user ${config.user} on stdio (max ${config.maxRows} rows, ${maxBytes} bytes)`,
+    );
+    await closed;
+    await server.close().catch(() => undefined);
+    return 0;
+  } catch (error) {
+    return reportError(io, false, error);
+  } finally {
+    await lease?.close();
+  }
+}

@@ -1,0 +1,532 @@
+/**
+ * `sqlrecall mcp`: the Model Context Protocol server (issue 17, item 3). One process serves exactly
+ * one user (from `--user` / SQLRECALL_USER / the OS user), never a user named in tool arguments;
+ * every tool runs through the same Runtime as the CLI: `ask` through the Assistant pipeline
+ * (guard, read-only execution, repairs, memory), `sql` through the guard, `schema` and
+ * `schema_context` through introspection and schema linking, `remember`/`recall`/`forget` on that
+ * one user's memories. Results are bounded (row cap, byte cap); failures are MCP tool errors
+ * (`isError: true`) whose text is `{"error":{"code","message","hint"?}}` with the product's codes.
+ *
+ * stdout carries only the protocol; every log line goes to `log` (stderr in the CLI).
+ */
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Config } from '../config/config.js';
+import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
+import { redactSecrets } from '../core/redact.js';
+import type { Schema } from '../core/schema.js';
+import type { Attempt, MemoryChange } from '../core/steps.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { createSchemaLinking } from '../runtime/schema-linking.js';
+import { guardSql } from '../sql/guard.js';
+import { renderSchema } from '../sql/render.js';
+import { boundedJson, boundedText, type RowsDocument } from './bounds.js';
+import type { RuntimeLease } from './lease.js';
+
+/** Names of the tools, in the order they are listed. */
+export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
+
+/** Longest question or statement accepted by a tool: 10,000 characters (a pasted query, not a dump). */
+export const MCP_MAX_INPUT_CHARS = 10_000;
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** The configuration (its `user` is the one user served; `team` whose shared memories apply). */
+  config: Config;
+  /** Lends the live objects (database, models, memory) to each call; see {@link RuntimeLease}. */
+  runtime: RuntimeLease;
+  /** Byte cap of each tool result's text (UTF-8); see `DEFAULT_MCP_MAX_BYTES`. */
+  maxBytes: number;
+  /** One-line logs (the CLI writes them to stderr; never stdout). */
+  log: (message: string) => void;
+  /** Server version reported to clients. */
+  version: string;
+}
+
+/** The error text of a failed tool call: `{"error":{"code","message","hint"?}}`, never a stack. */
+export function toolError(error: unknown): CallToolResult {
+  const err = toSqlrecallError(error);
+  const body: { code: string; message: string; hint?: string; rule?: string } = {
+    code: err.code,
+    message: redactSecrets(err.message),
+  };
+  if (typeof err.details.hint === 'string') body.hint = redactSecrets(err.details.hint);
+  if (typeof err.details.rule === 'string') body.rule = err.details.rule;
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }) }] };
+}
+
+function textResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }] };
+}
+
+const question = z
+  .string()
+  .trim()
+  .min(1, 'Give a question in plain language.')
+  .max(MCP_MAX_INPUT_CHARS, `At most ${MCP_MAX_INPUT_CHARS} characters.`);
+
+/**
+ * Input schemas of the tools. Strict objects: an unknown field (notably `user`) is refused, so a
+ * client can never pick whose memories are read or written.
+ */
+export const MCP_INPUTS = {
+  ask: z.strictObject({
+    question: question.describe('the question, in plain language'),
+    answer: z.boolean().optional().describe('write a short answer from the rows (default true)'),
+    conversation_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('continue this conversation (from an earlier result): follow-ups see its SQL'),
+    without: z
+      .array(z.string().trim().min(4).max(64))
+      .max(50)
+      .optional()
+      .describe('memory ids (or 8-character prefixes) not to apply to this question'),
+  }),
+  sql: z.strictObject({
+    sql: z
+      .string()
+      .trim()
+      .min(1, 'Give one SQL statement.')
+      .max(MCP_MAX_INPUT_CHARS, `At most ${MCP_MAX_INPUT_CHARS} characters.`)
+      .describe('one read-only statement (SELECT/WITH/VALUES/TABLE/EXPLAIN)'),
+  }),
+  schema: z.strictObject({
+    table: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('one table as schema.name or name; default every table'),
+  }),
+  schema_context: z.strictObject({ question: question.describe('the question, in plain language') }),
+  remember: z.strictObject({
+    text: z
+      .string()
+      .trim()
+      .min(1, 'Give the fact to remember.')
+      .max(2000, 'At most 2000 characters.')
+      .describe('the fact, e.g. "Only count delivered orders as revenue"'),
+    kind: z
+      .enum(MEMORY_KINDS as unknown as [MemoryKind, ...MemoryKind[]])
+      .optional()
+      .describe('preference (default), term, metric, entity, example or context'),
+    sql: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000)
+      .optional()
+      .describe('its SQL form, e.g. "orders.status = \'delivered\'" (checked against the schema)'),
+  }),
+  recall: z.strictObject({
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000)
+      .optional()
+      .describe('text to search memories by meaning; omit to list every active memory'),
+    top_k: z.number().int().min(1).max(100).optional().describe('most results of a search (default 5)'),
+  }),
+  forget: z.strictObject({
+    target: z
+      .string()
+      .trim()
+      .min(1, 'Give the id (as returned by recall) or the words of the memory to forget.')
+      .max(2000)
+      .describe('a memory id, an 8-character prefix, or words that designate exactly one memory'),
+  }),
+} as const;
+
+/** Most memories listed by `recall` without a query (the byte cap applies too). */
+const RECALL_LIST_LIMIT = 200;
+
+/**
+ * Builds the MCP server with its tools and schema resources (not yet connected to a transport).
+ */
+export function createMcpServer(options: McpServerOptions): McpServer {
+  const { config, runtime: lease, maxBytes, log } = options;
+  const scope: MemoryScope = { user: config.user };
+  const server = new McpServer(
+    { name: 'sqlrecall', version: options.version },
+    {
+      instructions:
+        `Ask questions about the user's PostgreSQL database in plain language with "ask" ` +
+        `(it writes read-only SQL, runs it and answers; the user's memories apply). "sql" runs your own ` +
+        `read-only statement through the same guard. "schema"/"schema_context" show the catalog. ` +
+        `"remember", "recall" and "forget" manage the memories of user ${config.user}.`,
+    },
+  );
+
+  // The SDK answers invalid arguments (and unknown tools) with a tool error carrying a bare
+  // message; give those the product's error shape too (code `usage`). Our tool bodies never throw
+  // (see `guarded`), so only the SDK's own failures reach this method.
+  const sdk = server as unknown as { createToolError: (message: string) => CallToolResult };
+  sdk.createToolError = (message: string) =>
+    toolError(
+      new SqlrecallError('usage', message.replace(/^MCP error -?\d+: /, ''), {
+        details: /\buser\b/.test(message)
+          ? {
+              hint: `This server serves one user (${config.user}), chosen when it starts with --user; tool arguments cannot name a user.`,
+            }
+          : {},
+      }),
+    );
+
+  const introspect = async (runtime: Runtime): Promise<Schema> => {
+    const db = await runtime.database();
+    return db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
+  };
+  // Schema linking's index lives in process memory, one per runtime (rebuilt after a release).
+  const linkings = new WeakMap<Runtime, ReturnType<typeof createSchemaLinking>>();
+  const bounded = (value: unknown) => textResult(boundedText(value, maxBytes));
+
+  /** Runs a tool body, turning every failure into an MCP tool error with the product's code. */
+  const guarded =
+    <A>(name: string, body: (args: A, runtime: Runtime) => Promise<CallToolResult>) =>
+    async (args: A): Promise<CallToolResult> => {
+      const started = Date.now();
+      try {
+        const result = await lease.use((runtime) => body(args, runtime));
+        log(`mcp: ${name} ok in ${Date.now() - started} ms`);
+        return result;
+      } catch (error) {
+        const err = toSqlrecallError(error);
+        log(`mcp: ${name} failed: ${err.code}: ${redactSecrets(err.message)}`);
+        return toolError(err);
+      }
+    };
+
+  server.registerTool(
+    'ask',
+    {
+      title: 'Ask the database',
+      description:
+        'Answer a question about the database: returns the SQL written, the rows (capped), a short ' +
+        'answer grounded in the rows and the memories that were applied. Instructions such as ' +
+        '"always show amounts in EUR" are remembered for this user.',
+      inputSchema: MCP_INPUTS.ask,
+      annotations: { readOnlyHint: false, openWorldHint: false },
+    },
+    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime) => {
+      const assistant = await runtime.assistant();
+      const doc: RowsDocument & {
+        question: string;
+        sql: string | null;
+        answer: string | null;
+        appliedMemories: { id: string; kind: string; text: string }[];
+        attempts: Attempt[];
+        kind?: string;
+        remembered?: MemoryChange[];
+        memoryProblems?: string[];
+        unanswerable?: string;
+        conversationId?: string;
+      } = {
+        question: args.question,
+        sql: null,
+        columns: [],
+        rows: [],
+        rowCount: 0,
+        truncated: false,
+        answer: null,
+        appliedMemories: [],
+        attempts: [],
+      };
+      for await (const step of assistant.ask({
+        user: config.user,
+        team: config.team,
+        message: args.question,
+        skipAnswer: args.answer === false,
+        conversationId: args.conversation_id,
+        without: args.without,
+      })) {
+        if (step.type === 'sql') doc.sql = step.sql;
+        else if (step.type === 'rows') {
+          doc.columns = step.result.columns.map((c) => c.name);
+          doc.rows = step.result.rows;
+          doc.rowCount = step.result.rowCount;
+          doc.truncated = step.result.truncated;
+          if (step.result.truncated) doc.truncatedReason = 'max_rows';
+        } else if (step.type === 'answer' || step.type === 'reply') doc.answer = step.text;
+        else if (step.type === 'done') {
+          const o = step.outcome;
+          doc.attempts = o.attempts;
+          doc.appliedMemories = o.appliedMemories;
+          if (o.kind !== undefined) doc.kind = o.kind;
+          if (o.remembered !== undefined) doc.remembered = o.remembered;
+          if (o.memoryProblems !== undefined) doc.memoryProblems = o.memoryProblems;
+          if (o.unanswerable !== undefined) doc.unanswerable = o.unanswerable;
+          if (o.conversationId !== undefined) doc.conversationId = o.conversationId;
+        }
+      }
+      return textResult(boundedJson(doc, maxBytes));
+    }),
+  );
+
+  server.registerTool(
+    'sql',
+    {
+      title: 'Run read-only SQL',
+      description:
+        'Run one statement through the same read-only guard, row cap and timeout as "ask", without ' +
+        'a model. Writes, DDL, session changes and dangerous functions are refused (code guard_refused).',
+      inputSchema: MCP_INPUTS.sql,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime) => {
+      let verdict = await guardSql(args.sql);
+      if (verdict.ok && config.allowTables.length > 0)
+        verdict = await guardSql(args.sql, {
+          allowTables: config.allowTables,
+          schema: await introspect(runtime),
+        });
+      if (!verdict.ok)
+        throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
+          details: { rule: verdict.rule },
+        });
+      const db = await runtime.database();
+      const result = await db.execute(verdict.sql, {
+        maxRows: config.maxRows,
+        timeoutMs: config.statementTimeoutMs,
+      });
+      const doc: RowsDocument & { sql: string } = {
+        sql: verdict.sql,
+        columns: result.columns.map((c) => c.name),
+        rows: result.rows,
+        rowCount: result.rowCount,
+        truncated: result.truncated,
+      };
+      if (result.truncated) doc.truncatedReason = 'max_rows';
+      return textResult(boundedJson(doc, maxBytes));
+    }),
+  );
+
+  server.registerTool(
+    'schema',
+    {
+      title: 'Database schema',
+      description:
+        'The catalog as the model sees it: tables, columns, types, keys and comments (one table with "table").',
+      inputSchema: MCP_INPUTS.schema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) => {
+      const schema = await introspect(runtime);
+      if (args.table === undefined) return bounded(renderSchema(schema));
+      const table = findTable(schema, args.table);
+      return bounded(renderSchema({ ...schema, tables: [table] }));
+    }),
+  );
+
+  server.registerTool(
+    'schema_context',
+    {
+      title: 'Tables for a question',
+      description:
+        'The tables and columns that would be shown to the model for a question, why each was chosen, ' +
+        'and the estimated prompt tokens.',
+      inputSchema: MCP_INPUTS.schema_context,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) => {
+      const db = await runtime.database();
+      let linking = linkings.get(runtime);
+      if (!linking) {
+        linking = createSchemaLinking({
+          config,
+          db,
+          admin: runtime.admin(),
+          onWarning: (message) => log(`warning: ${message}`),
+        });
+        linkings.set(runtime, linking);
+      }
+      const context = await linking.plan(args.question, await introspect(runtime));
+      return bounded({
+        question: args.question,
+        mode: context.mode,
+        tables: context.choices,
+        estimatedTokens: context.estimatedTokens,
+        wholeSchemaTokens: context.wholeSchemaTokens,
+        degradations: context.degradations,
+        schemaText: context.schemaText,
+      });
+    }),
+  );
+
+  server.registerTool(
+    'remember',
+    {
+      title: 'Remember a fact',
+      description: `Store a fact, preference or definition for user ${config.user}; later questions apply it.`,
+      inputSchema: MCP_INPUTS.remember,
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    },
+    guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
+      const memory = await runtime.memory();
+      const schema = config.databaseUrl ? await introspect(runtime) : undefined;
+      const result = await memory.service.add(
+        scope,
+        { kind: args.kind ?? 'preference', text: args.text, sql: args.sql },
+        schema,
+      );
+      return bounded({ user: config.user, changes: result.changes, problems: result.problems });
+    }),
+  );
+
+  server.registerTool(
+    'recall',
+    {
+      title: 'Recall memories',
+      description: `Search user ${config.user}'s memories by meaning, or list them all (ids for "forget").`,
+      inputSchema: MCP_INPUTS.recall,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>, runtime) => {
+      const memory = await runtime.memory({ allowWithoutEmbeddings: args.query === undefined });
+      const enabled = await memory.store.isEnabled(scope);
+      if (args.query === undefined) {
+        const memories = await memory.store.list(scope, { limit: RECALL_LIST_LIMIT });
+        return bounded({ user: config.user, enabled, memories: memories.map(brief) });
+      }
+      const [embedding] = await memory.embedder.embed([args.query]);
+      const results = await memory.store.search(scope, { embedding: embedding!, topK: args.top_k ?? 5 });
+      return bounded({
+        user: config.user,
+        enabled,
+        query: args.query,
+        memories: results.map((m) => ({ ...brief(m), similarity: Number(m.similarity.toFixed(4)) })),
+      });
+    }),
+  );
+
+  server.registerTool(
+    'forget',
+    {
+      title: 'Forget a memory',
+      description:
+        `Delete one of user ${config.user}'s memories by id (or prefix) or by words that designate ` +
+        'exactly one; ambiguous targets delete nothing and list the candidates.',
+      inputSchema: MCP_INPUTS.forget,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+    },
+    guarded('forget', async (args: z.infer<typeof MCP_INPUTS.forget>, runtime) => {
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const result = await memory.service.forget(scope, args.target);
+      if (!result.deleted) {
+        const message =
+          result.candidates.length > 0
+            ? `"${args.target.slice(0, 80)}" matches more than one memory; give one of the ids.`
+            : `No active memory of user ${config.user} matches "${args.target.slice(0, 80)}".`;
+        throw new SqlrecallError('not_found', message, {
+          details: {
+            hint: result.candidates.map((m) => `${m.id.slice(0, 8)} ${m.text}`).join('; ') || undefined,
+          },
+        });
+      }
+      return bounded({ user: config.user, deleted: brief(result.deleted) });
+    }),
+  );
+
+  // Resources: the whole catalog, and one per table.
+  server.registerResource(
+    'schema',
+    'schema://tables',
+    { title: 'Database schema', description: 'Every table as the model sees it', mimeType: 'text/plain' },
+    async (uri): Promise<ReadResourceResult> => {
+      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
+      return {
+        contents: [
+          { uri: uri.href, mimeType: 'text/plain', text: boundedText(renderSchema(schema), maxBytes) },
+        ],
+      };
+    },
+  );
+  server.registerResource(
+    'table',
+    new ResourceTemplate('schema://tables/{table}', {
+      list: async () => {
+        const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
+        return {
+          resources: schema.tables.map((t) => ({
+            uri: `schema://tables/${encodeURIComponent(`${t.schema}.${t.name}`)}`,
+            name: `${t.schema}.${t.name}`,
+            description: t.comment ?? `${t.kind} ${t.schema}.${t.name}`,
+            mimeType: 'text/plain',
+          })),
+        };
+      },
+    }),
+    {
+      title: 'One table',
+      description: 'One table: columns, types, keys and comments',
+      mimeType: 'text/plain',
+    },
+    async (uri, variables): Promise<ReadResourceResult> => {
+      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
+      const name = decodeURIComponent(String(variables.table ?? ''));
+      const table = findTable(schema, name);
+      return {
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: 'text/plain',
+            text: boundedText(renderSchema({ ...schema, tables: [table] }), maxBytes),
+          },
+        ],
+      };
+    },
+  );
+
+  return server;
+}
+
+/** The fields of a memory a client needs. */
+function brief(m: { id: string; kind: string; text: string; sql: string | null; status: string }) {
+  return { id: m.id, kind: m.kind, text: m.text, sql: m.sql, status: m.status };
+}
+
+/** Resource reads fail with an McpError whose message carries the product's code and message. */
+async function introspectForResource(
+  introspect: () => Promise<Schema>,
+  log: (message: string) => void,
+): Promise<Schema> {
+  try {
+    return await introspect();
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    log(`mcp: resource read failed: ${err.code}: ${redactSecrets(err.message)}`);
+    throw new Error(`${err.code}: ${redactSecrets(err.message)}`);
+  }
+}
+
+/**
+ * Finds a table by `schema.name` or a unique bare `name` (case-sensitive first, then not).
+ * @throws SqlrecallError `not_found`
+ */
+export function findTable(schema: Schema, given: string): Schema['tables'][number] {
+  const exact = schema.tables.filter((t) => `${t.schema}.${t.name}` === given || t.name === given);
+  const found =
+    exact.length > 0
+      ? exact
+      : schema.tables.filter(
+          (t) =>
+            `${t.schema}.${t.name}`.toLowerCase() === given.toLowerCase() ||
+            t.name.toLowerCase() === given.toLowerCase(),
+        );
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1)
+    throw new SqlrecallError(
+      'usage',
+      `"${given.slice(0, 80)}" names more than one table; qualify it as schema.name.`,
+    );
+  throw new SqlrecallError('not_found', `No table "${given.slice(0, 80)}" in the database.`, {
+    details: { hint: 'List the tables with the schema tool or the schema://tables resource.' },
+  });
+}
