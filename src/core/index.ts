@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './json.js';
 export * from './memory.js';
 export * from './ports.js';
 export * from './redact.js';
