@@ -6,7 +6,7 @@
 import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';

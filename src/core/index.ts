@@ -5,3 +5,4 @@ export * from './ports.js';
 export * from './redact.js';
 export * from './schema.js';
 export * from './steps.js';
+export * from './tokens.js';
