@@ -31,7 +31,6 @@ import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } f
 import { databaseFingerprint } from '../src/linking/documents.js';
 import { PgSchemaIndexStore } from '../src/linking/pg-store.js';
 import type { LinkedContext } from '../src/linking/planner.js';
-import { loadReferenceParser, referencedTables } from '../src/linking/referenced-tables.js';
 import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore, type SchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
@@ -39,6 +38,7 @@ import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model
 import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { generateDecoys } from '../test/support/decoys.js';
 import { DEFOG_DATABASES, defogDump } from '../test/support/defog.js';
+import { loadReferenceParser, referencedTables } from '../test/support/referenced-tables.js';
 import { benchmarkPath } from '../test/support/shared-data.js';
 
 const { values: args } = parseArgs({

@@ -100,6 +100,13 @@ const REGISTRY = [
     quick: ['--quick'],
     full: [],
   },
+  {
+    name: 'guard-latency',
+    title: 'SQL guard latency: one statement parsed and checked, parser loaded (mean, p50, p99)',
+    script: 'bench/guard-latency.ts',
+    quick: ['--quick'],
+    full: [],
+  },
 ];
 
 function run(cmd, argv, env = {}) {

@@ -6,7 +6,7 @@
  * none = 8/32 exactly, prompt = 32/32 exactly, and taught = 8 + the questions whose prompt carried
  * a memory taught from their own instructions: none < taught ≤ prompt.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,16 @@ describe.skipIf(!HAS_BENCHMARKS)('memory ablation on instruct_advanced (PGlite)'
   let model: ScriptedOllama;
   let questions: EvalQuestion[];
   const promptsSeen = new Map<string, string[]>();
+  /** Ids of the questions each mode answered right, from the JSONL predictions. */
+  const rightBy = new Map<string, Set<string>>();
+  const readRight = (summary: EvalSummary): void => {
+    for (const line of readFileSync(summary.resultsFile!, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const r = JSON.parse(line) as { mode: string; id: string; correct: boolean };
+      if (!rightBy.has(r.mode)) rightBy.set(r.mode, new Set());
+      if (r.correct) rightBy.get(r.mode)!.add(r.id);
+    }
+  };
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-ablation-'));
@@ -78,6 +88,7 @@ describe.skipIf(!HAS_BENCHMARKS)('memory ablation on instruct_advanced (PGlite)'
   it('none scores exactly 8/32 and prompt exactly 32/32', async () => {
     expect(questions).toHaveLength(32);
     const summary = await run(['none', 'prompt'], 'none-prompt.jsonl');
+    readRight(summary);
     const by = Object.fromEntries(summary.modes.map((m) => [m.mode, m.overall]));
     expect(by.none).toMatchObject({ questions: 32, correct: 8 });
     expect(by.prompt).toMatchObject({ questions: 32, correct: 32 });
@@ -90,6 +101,7 @@ describe.skipIf(!HAS_BENCHMARKS)('memory ablation on instruct_advanced (PGlite)'
     promptsSeen.clear();
     const summary = await run(['taught'], 'taught.jsonl');
     const taught = summary.modes[0]!;
+    readRight(summary);
     expect(taught.mode).toBe('taught');
     const sentences = new Set(
       ['broker', 'car_dealership'].flatMap((db) => [
@@ -107,8 +119,16 @@ describe.skipIf(!HAS_BENCHMARKS)('memory ablation on instruct_advanced (PGlite)'
       (q) => q.index % 4 === 0 || (promptsSeen.get(q.id) ?? []).some((p) => instructionInPrompt(q, p)),
     ).length;
     expect(taught.overall.correct).toBe(expected);
-    expect(taught.overall.correct).toBeGreaterThan(8); // none
-    expect(taught.overall.correct).toBeLessThanOrEqual(32); // prompt
+    // none < taught ≤ prompt as sets of questions: every question right without memory is right when
+    // taught, and every question right when taught is right with the instruction pasted.
+    const none = rightBy.get('none') ?? new Set<string>();
+    const prompt = rightBy.get('prompt') ?? new Set<string>();
+    const right = rightBy.get('taught') ?? new Set<string>();
+    expect(none.size).toBe(8);
+    expect(right.size).toBe(taught.overall.correct);
+    expect([...none].filter((id) => !right.has(id))).toEqual([]);
+    expect([...right].filter((id) => !prompt.has(id))).toEqual([]);
+    expect(right.size).toBeGreaterThan(none.size);
     expect(taught.memory!.questionsWithInstructions).toBe(32);
     expect(taught.memory!.questionsWithRelevantMemory).toBeGreaterThanOrEqual(expected - 8);
     process.stderr.write(

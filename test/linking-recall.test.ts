@@ -11,12 +11,12 @@ import { createSchemaLinkingPlanner } from '../src/agent/context.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
 import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } from '../src/eval/gold.js';
 import type { LinkedContext } from '../src/linking/planner.js';
-import { loadReferenceParser, referencedTables } from '../src/linking/referenced-tables.js';
 import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { generateDecoys } from './support/decoys.js';
 import { defogDump } from './support/defog.js';
+import { loadReferenceParser, referencedTables } from './support/referenced-tables.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
 const CSVS = ['questions_gen_postgres.csv', 'instruct_basic_postgres.csv', 'instruct_advanced_postgres.csv'];

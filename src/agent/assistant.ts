@@ -9,7 +9,7 @@ import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
 import { unanswerableAnswer } from './generate.js';

@@ -4,13 +4,13 @@
  * sends the tables the question needs within the token budget.
  */
 import type { Schema } from '../core/schema.js';
+import { estimateTokens } from '../core/tokens.js';
 import {
   createLinkingPlanner,
   type LinkingPlanner,
   type LinkingPlannerOptions,
   type PlanExtras,
 } from '../linking/planner.js';
-import { estimateTokens } from '../models/tokens.js';
 import { renderSchema } from '../sql/render.js';
 import { buildSqlMessages } from './prompts.js';
 

@@ -8,7 +8,9 @@
  * predicate — before anything runs — and the wrapper then calls `generateAndRun` again with a
  * reminder appended to the prompt.
  */
+
 import { SqlrecallError } from '../core/errors.js';
+import type { MemoryKind } from '../core/memory.js';
 import type { DatabaseConnector } from '../core/ports.js';
 import type { AppliedMemory, Step } from '../core/steps.js';
 import type { RecalledMemory } from '../memory/recall.js';
@@ -27,7 +29,7 @@ export const PREFERENCE_REMINDER_MARKER = "The query does not apply the user's s
 
 /** A standing preference whose predicate must appear in SQL that reads its tables. */
 export interface RequiredPredicate {
-  memory: { id: string; kind: string; text: string; sql: string };
+  memory: { id: string; kind: MemoryKind; text: string; sql: string };
   /** Lower-case table names (no schema) the preference touches. */
   tables: string[];
   parts: PredicateParts;

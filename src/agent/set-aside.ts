@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { isSqlrecallError } from '../core/errors.js';
+import type { MemoryKind } from '../core/memory.js';
 import type { ChatModel } from '../core/ports.js';
 import { callJson } from '../memory/json-call.js';
 import { buildSetAsideMessages, MEMORY_PURPOSES } from '../memory/prompts.js';
@@ -27,7 +28,7 @@ import type { RequiredPredicate } from './memory-sql.js';
 /** A memory not applied to this question, and why (shown to the user). */
 export interface SetAsideMemory {
   id: string;
-  kind: string;
+  kind: MemoryKind;
   text: string;
   /** Why, for the user: e.g. "your question asks for every status". */
   reason: string;

@@ -7,6 +7,9 @@
 /** Kinds of memory. */
 export type MemoryKind = 'preference' | 'term' | 'metric' | 'entity' | 'example' | 'context';
 
+/** Kinds of message (DESIGN.md "Classification"): what one user message asks of the assistant. */
+export type MessageKind = 'question' | 'instruction' | 'both' | 'command' | 'neither';
+
 /** All kinds, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = [
   'preference',

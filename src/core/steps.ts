@@ -2,6 +2,7 @@
  * What the question pipeline reports while it works. The same steps stream to the CLI, HTTP/SSE
  * and the web UI.
  */
+import type { MemoryKind, MessageKind } from './memory.js';
 import type { QueryResult } from './ports.js';
 
 /** One attempt at SQL for a question (the first try, then repairs). */
@@ -14,7 +15,7 @@ export interface Attempt {
 /** A memory applied to a question (shown as "Applied: …"; `--without <id>` skips it). */
 export interface AppliedMemory {
   id: string;
-  kind: string;
+  kind: MemoryKind;
   text: string;
 }
 
@@ -23,7 +24,7 @@ export interface MemoryChange {
   action: 'ADD' | 'UPDATE' | 'SUPERSEDE' | 'NOOP' | 'DELETE' | 'RESTORE';
   /** The memory created or changed (null when nothing was stored). */
   id: string | null;
-  kind: string;
+  kind: MemoryKind;
   text: string;
   /** Why (e.g. "exact duplicate", "model decided SUPERSEDE"). */
   reason?: string;
@@ -40,7 +41,7 @@ export type Step =
   | { type: 'rows'; result: QueryResult }
   | { type: 'answer_token'; text: string }
   | { type: 'answer'; text: string }
-  | { type: 'classified'; kind: string; source: 'pattern' | 'model' }
+  | { type: 'classified'; kind: MessageKind; source: 'pattern' | 'model' }
   | { type: 'recalled'; memories: (AppliedMemory & { why: string })[] }
   | { type: 'remembered'; changes: MemoryChange[]; problems: string[] }
   /** A message answered without SQL (an instruction, a memory command, a greeting). */
@@ -61,7 +62,7 @@ export interface AskOutcome {
    */
   setAsideMemories?: (AppliedMemory & { reason: string })[];
   /** What the message was: question, instruction, both, command or neither (absent without memory). */
-  kind?: string;
+  kind?: MessageKind;
   /** Changes to memories made by this message (instruction, both, memory commands). */
   remembered?: MemoryChange[];
   /** Facts that could not be read or stored, said to the user (never dropped silently). */

@@ -61,7 +61,7 @@ describe('expandGoldQuery', () => {
 
 describe('parseCsv', () => {
   it('handles quotes, doubled quotes, newlines in quotes, CRLF and BOM', () => {
-    const text = '\ufeffa,b,c\r\n1,"x, ""y""","line1\nline2"\r\n\r\n2,,"" \n';
+    const text = '\ufeffa,b,c\r\n1,"x, ""y""","line1\nline2"\r\n\r\n2,," "\n';
     expect(parseCsv(text)).toEqual([
       ['a', 'b', 'c'],
       ['1', 'x, "y"', 'line1\nline2'],
@@ -71,6 +71,14 @@ describe('parseCsv', () => {
 
   it('keeps a last row without newline', () => {
     expect(parseCsv('a\n1')).toEqual([['a'], ['1']]);
+  });
+
+  it('refuses an unclosed quote with a usage error instead of guessing', () => {
+    expect(() => parseCsv('a,b\n1,"open')).toThrow(expect.objectContaining({ code: 'usage' }));
+  });
+
+  it('keeps every character of a quoted field with stray inner quotes (one defog row has them)', () => {
+    expect(parseCsv('"to be "in stock" now",x\n')).toEqual([['"to be "in stock" now"', 'x']]);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * Helpers for defog's gold-query notation (sql-eval, `../shared/benchmarks/README.md`):
  * several gold queries separated by `;`, `{a, b}` in a SELECT list meaning "a, b, or both",
- * `{}` repeating the same choice later (e.g. in GROUP BY); plus a small, correct CSV reader for
- * the question files. Used by tests now and the eval harness later.
+ * `{}` repeating the same choice later (e.g. in GROUP BY); plus the reader of
+ * the question files (CSV through `csv-parse`). Used by tests now and the eval harness later.
  */
 import { readFile } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
 import { SqlrecallError } from '../core/errors.js';
 import { lexSql, splitStatements } from '../sql/lexer.js';
 
@@ -135,40 +136,25 @@ function splitTopLevelCommas(text: string): string[] {
 
 /**
  * Parses CSV text (RFC 4180: `,` separators, `"` quoting with `""` escapes, newlines inside
- * quotes, `\n` or `\r\n` line ends, optional BOM) into rows of fields. Blank lines are skipped.
+ * quotes, `\n` or `\r\n` line ends, optional BOM) into rows of fields, through `csv-parse`.
+ * Blank lines are skipped; rows may differ in length. A quoted field with unescaped inner quotes
+ * (not RFC 4180, found in one row of defog's `questions_gen_postgres.csv`) is kept verbatim,
+ * quotes included (`relax_quotes`), rather than losing characters.
+ *
+ * @throws SqlrecallError `usage` when the text is not valid CSV (e.g. an unclosed quote).
  */
 export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  const endRow = (): void => {
-    row.push(field);
-    if (row.length > 1 || row[0] !== '') rows.push(row);
-    row = [];
-    field = '';
-  };
-  for (; i < text.length; i += 1) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i += 1;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n') endRow();
-    else if (c === '\r' && text[i + 1] === '\n') {
-      endRow();
-      i += 1;
-    } else field += c;
+  try {
+    return parse(text, {
+      bom: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      record_delimiter: ['\r\n', '\n'],
+    }) as string[][];
+  } catch (error) {
+    throw new SqlrecallError('usage', `Not valid CSV: ${(error as Error).message}`, { cause: error });
   }
-  if (field !== '' || row.length > 0) endRow();
-  return rows;
 }
 
 /**

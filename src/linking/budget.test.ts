@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 import {
   AUTO_CONTEXT_CAP_TOKENS,
   FALLBACK_CONTEXT_TOKENS,

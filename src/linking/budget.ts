@@ -3,7 +3,7 @@
  * shared by the prompt's sections in priority order (schema, memories, examples, conversation).
  * Counts are the calibrated estimate of `src/models/tokens.ts`.
  */
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 
 /**
  * Window assumed when `num_ctx` is automatic and the model reports a larger trained context: the

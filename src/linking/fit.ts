@@ -4,7 +4,7 @@
  * 3. wide tables pruned to their share of the budget (key, join and matched columns kept),
  * 4. fewer tables (lowest priority first), 5. as a last resort the text is cut to the budget.
  */
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 import type { JoinGraph } from './closure.js';
 import { isPromptHint, rankColumns, renderView, type TableView } from './render.js';
 import type { Choice, ChoiceKind } from './retrieve.js';

@@ -5,7 +5,7 @@
  * (fewer sample values, then pruned columns, then fewer tables), never failing.
  */
 import type { Schema } from '../core/schema.js';
-import { estimateTokens } from '../models/tokens.js';
+import { estimateTokens } from '../core/tokens.js';
 import { renderSchema } from '../sql/render.js';
 import { schemaBudget } from './budget.js';
 import { JoinGraph } from './closure.js';

@@ -6,13 +6,14 @@
  */
 import { z } from 'zod';
 import { isSqlrecallError } from '../core/errors.js';
+import type { MessageKind } from '../core/memory.js';
 import type { ChatModel } from '../core/ports.js';
 import { callJson } from './json-call.js';
 import { buildClassifyMessages, MEMORY_PURPOSES } from './prompts.js';
 import { definedTerm } from './text.js';
 
-/** Kinds of message. */
-export type MessageKind = 'question' | 'instruction' | 'both' | 'command' | 'neither';
+/** Kinds of message (declared in core, re-exported for existing imports). */
+export type { MessageKind };
 
 /** A memory command typed in plain language. */
 export type MemoryCommand = { type: 'list' } | { type: 'forget'; target: string };

@@ -73,7 +73,7 @@ export interface MemoryServiceOptions {
 export function changeOf(
   result: MemoryWriteResult,
   fallbackText: string,
-  kind: string,
+  kind: MemoryKind,
   reason?: string,
 ): MemoryChange {
   const action =

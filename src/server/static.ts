@@ -1,59 +1,40 @@
 /**
- * Static hosting of the built web UI (`dist/web`, made by `vite build web`): files by path, and
- * `index.html` for any other GET that accepts HTML (client-side routes). No CDN at runtime.
+ * Static hosting of the built web UI (`dist/web`, made by `vite build web`): files by path through
+ * `@hono/node-server`'s `serveStatic` (which refuses `..` segments, doubled or back slashes and
+ * percent-encoded tricks), and `index.html` for any other GET that accepts HTML (client-side routes).
+ * No CDN at runtime.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { extname, join, normalize, sep } from 'node:path';
-import type { Context } from 'hono';
+import { extname } from 'node:path';
+import { serveStatic } from '@hono/node-server/serve-static';
+import type { Context, MiddlewareHandler } from 'hono';
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.map': 'application/json',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-};
+/** Cache policy: hashed files under `/assets/` never change; everything else is revalidated. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-async function fileIn(root: string, path: string): Promise<string | null> {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    return null;
-  }
-  if (decoded.includes('\0')) return null;
-  const full = normalize(join(root, decoded));
-  if (full !== root && !full.startsWith(root.endsWith(sep) ? root : root + sep)) return null;
-  try {
-    return (await stat(full)).isFile() ? full : null;
-  } catch {
-    return null;
-  }
+/** Runs one `serveStatic` middleware; its response, or null when it passed the request on. */
+async function tryServe(handler: MiddlewareHandler, c: Context): Promise<Response | null> {
+  let passed = false;
+  const res = await handler(c, async () => {
+    passed = true;
+  });
+  return passed || !(res instanceof Response) ? null : res;
 }
 
 /**
- * Serves `c`'s path from `root`, or index.html for an HTML navigation; null when neither applies
- * (the caller answers 404).
+ * Serves `c`'s path from `root` (an absolute directory), or `root/index.html` for an HTML
+ * navigation to a path without an extension; null when neither applies (the caller answers 404).
+ * Only GET and HEAD are served.
  */
 export async function serveWeb(c: Context, root: string): Promise<Response | null> {
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return null;
-  const path = c.req.path === '/' ? '/index.html' : c.req.path;
-  let file = await fileIn(root, path);
+  let res = await tryServe(serveStatic({ root }), c);
   const wantsHtml = (c.req.header('accept') ?? '').includes('text/html');
-  if (!file && wantsHtml && !extname(path)) file = await fileIn(root, '/index.html');
-  if (!file) return null;
-  const body = await readFile(file);
-  const immutable = file.includes(`${sep}assets${sep}`);
-  return new Response(c.req.method === 'HEAD' ? null : body, {
-    status: 200,
-    headers: {
-      'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-    },
-  });
+  if (!res && wantsHtml && !extname(c.req.path)) {
+    res = await tryServe(serveStatic({ root, path: 'index.html' }), c);
+  }
+  if (!res) return null;
+  const immutable =
+    !res.headers.get('content-type')?.startsWith('text/html') && c.req.path.startsWith('/assets/');
+  res.headers.set('Cache-Control', immutable ? IMMUTABLE : 'no-cache');
+  return res;
 }

@@ -10,8 +10,9 @@
  * first (one catalog lookup per statement for names not seen yet; verdicts are cached per
  * connector for {@link POLICY_CACHE_MS}).
  */
-import { parseSync } from 'libpg-query';
+
 import { SqlrecallError } from '../core/errors.js';
+import type { Json, JsonObject } from '../core/json.js';
 import type { DatabaseConnector, ExecuteOptions, QueryResult } from '../core/ports.js';
 import {
   CHECKED_LANGUAGES,
@@ -22,6 +23,7 @@ import {
 } from './function-rules.js';
 import { loadGuardParser } from './guard.js';
 import { GUARD_RULES, matchesPattern } from './guard-rules.js';
+import { parseTree } from './parse-tree.js';
 
 /** A possibly schema-qualified name as written (unquoted names already lower-cased by the parser). */
 export interface QualifiedName {
@@ -54,9 +56,6 @@ export interface FunctionPolicyOptions {
   /** Clock for the cache (ms); default `Date.now`. */
   now?: () => number;
 }
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 function stringsOf(list: Json | undefined): string[] {
   if (!Array.isArray(list)) return [];
@@ -110,7 +109,7 @@ export function treeReferences(root: Json): References {
  * @throws Error when the text does not parse (callers refuse: fail closed)
  */
 export function sqlReferences(sql: string): References {
-  return treeReferences(parseSync(sql) as unknown as Json);
+  return treeReferences(parseTree(sql));
 }
 
 const IDENT = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_\u0080-\uffff][\w$\u0080-\uffff]*)`;

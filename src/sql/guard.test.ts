@@ -165,14 +165,6 @@ describe('guardSql robustness', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const rule of GUARD_RULES) expect(rule.reason).toMatch(/^refused: .{10,}/);
   });
-
-  it('parses a statement in well under a millisecond once loaded', async () => {
-    await guardSql('SELECT 1');
-    const started = performance.now();
-    for (let k = 0; k < 200; k += 1)
-      await guardSql('SELECT a, b FROM t JOIN u USING (id) WHERE c > 1 ORDER BY a');
-    expect((performance.now() - started) / 200).toBeLessThan(5);
-  });
 });
 
 describe('guardSql: properties', () => {

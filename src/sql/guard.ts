@@ -4,7 +4,8 @@
  * positively recognised as a read. Anything else, including text that does not parse, is refused:
  * fail closed. The policy itself is data in `guard-rules.ts`.
  */
-import { loadModule, parseSync, scanSync } from 'libpg-query';
+import { loadModule, scanSync } from 'libpg-query';
+import type { Json, JsonObject } from '../core/json.js';
 import type { Schema } from '../core/schema.js';
 import { checkAllowlist } from './allowlist.js';
 import {
@@ -16,6 +17,7 @@ import {
   STATEMENT_LABELS,
 } from './guard-rules.js';
 import { isSignificant, lexSql } from './lexer.js';
+import { parseTree } from './parse-tree.js';
 
 export type { GuardRule, ReadKind } from './guard-rules.js';
 
@@ -43,9 +45,6 @@ export interface GuardOptions {
 export type GuardVerdict =
   | { ok: true; sql: string; kind: ReadKind }
   | { ok: false; reason: string; rule: string };
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 let loading: Promise<void> | undefined;
 let loaded = false;
@@ -104,7 +103,7 @@ export function guardSqlSync(sql: string, options: GuardOptions = {}): GuardVerd
 function check(sql: string, options: GuardOptions): GuardVerdict {
   let tree: JsonObject;
   try {
-    tree = parseSync(sql) as unknown as JsonObject;
+    tree = parseTree(sql);
   } catch (error) {
     return refuse('parse-error', `not valid PostgreSQL: ${messageOf(error)}`);
   }
@@ -235,7 +234,7 @@ function statementText(sql: string, raw: JsonObject): { text: string; startByte:
  */
 function sameTree(text: string, startByte: number, stmt: JsonObject): boolean {
   try {
-    const again = parseSync(' '.repeat(startByte) + text) as unknown as JsonObject;
+    const again = parseTree(' '.repeat(startByte) + text);
     const stmts = again.stmts as JsonObject[];
     return stmts.length === 1 && JSON.stringify(stmts[0]!.stmt) === JSON.stringify(stmt);
   } catch {

@@ -7,12 +7,12 @@
  * into (a function's output, a system catalog, a `*` over an unknown relation), nothing is
  * reported. Used by the identifier check (`identifiers.ts`) and the allowlist (`allowlist.ts`).
  */
+
+import type { Json, JsonObject } from '../core/json.js';
 import type { Schema, Table } from '../core/schema.js';
 
-/** A JSON parse-tree value. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-/** A JSON parse-tree object. */
-export type JsonObject = { [key: string]: Json };
+/** A JSON parse-tree value (the core {@link Json} type, re-exported for the SQL modules). */
+export type { Json, JsonObject };
 
 /** Columns of a FROM item: the names in order, or `open` when they cannot be known. */
 export type Columns = string[] | 'open';

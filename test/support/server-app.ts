@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createParser } from 'eventsource-parser';
 import { SQL_PROMPT_MARKER } from '../../src/agent/prompts.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { ScriptedOllama, ScriptedReply } from '../../src/models/scripted/server.js';
@@ -116,18 +117,13 @@ export async function startTestServer(
   return server;
 }
 
-/** Parses an SSE body into events (name + parsed data), in order. */
+/** Parses an SSE body into events (name + parsed data), in order, through `eventsource-parser`. */
 export function parseSse(text: string): { event: string; data: unknown }[] {
   const events: { event: string; data: unknown }[] = [];
-  for (const block of text.split('\n\n')) {
-    if (!block.trim()) continue;
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    events.push({ event, data: data.length ? JSON.parse(data.join('\n')) : null });
-  }
+  const parser = createParser({
+    onEvent: (message) => events.push({ event: message.event ?? 'message', data: JSON.parse(message.data) }),
+  });
+  parser.feed(text);
+  parser.reset({ consume: true });
   return events;
 }

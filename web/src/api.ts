@@ -1,4 +1,5 @@
 /** The HTTP API client of the UI: token from localStorage, JSON calls, and the SSE ask stream. */
+import { createParser } from 'eventsource-parser';
 
 const TOKEN_KEY = 'sqlrecall.token';
 
@@ -98,25 +99,14 @@ export async function askStream(
       data?.error?.message ?? `HTTP ${res.status}`,
     );
   }
+  const parser = createParser({
+    onEvent: (message) => onEvent(message.event ?? 'message', JSON.parse(message.data)),
+  });
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += value;
-    let cut = buffer.indexOf('\n\n');
-    while (cut >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-      }
-      if (data.length > 0) onEvent(event, JSON.parse(data.join('\n')));
-      cut = buffer.indexOf('\n\n');
-    }
+    parser.feed(value);
   }
 }
 

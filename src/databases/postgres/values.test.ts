@@ -85,7 +85,7 @@ describe('parseArrayLiteral', () => {
     ]);
   });
 
-  it('uses the given delimiter', () => {
-    expect(parseArrayLiteral('{(1,1),(0,0);(2,2),(1,1)}', ';')).toEqual(['(1,1),(0,0)', '(2,2),(1,1)']);
+  it('keeps text that is not an array literal whole', () => {
+    expect(parseArrayLiteral('(1,1),(0,0)')).toEqual(['(1,1),(0,0)']);
   });
 });

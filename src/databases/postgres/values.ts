@@ -14,6 +14,8 @@
  * The execution session sets `DateStyle = ISO`, `bytea_output = hex`, `lc_monetary = C`, so the
  * inputs below are stable.
  */
+
+import { parse as parsePgArray } from 'postgres-array';
 import type { CellValue } from '../../core/ports.js';
 
 /** Well-known type oids (from PostgreSQL's `pg_type.dat`; identical on every server version). */
@@ -153,47 +155,11 @@ export type ArrayItem = string | null | ArrayItem[];
 
 /**
  * Parses PostgreSQL's array output (`{1,2,NULL}`, `{"a b","x\"y"}`, `{{1,2},{3,4}}`,
- * `[0:1]={a,b}`) into nested arrays of element text. Delimiter `,` (every built-in type but box).
+ * `[0:1]={a,b}`) into nested arrays of element text, through `postgres-array` (the parser `pg`
+ * itself uses). Delimiter `,` only: every built-in array type but `box[]`, which is not converted.
+ * Text that is not an array literal comes back as a one-element list of itself.
  */
-export function parseArrayLiteral(text: string, delimiter = ','): ArrayItem[] {
-  let position = 0;
-  if (text.startsWith('[')) {
-    const equals = text.indexOf('=');
-    position = equals + 1; // explicit bounds decoration
-  }
-  const parseLevel = (): ArrayItem[] => {
-    const items: ArrayItem[] = [];
-    position += 1; // '{'
-    if (text[position] === '}') {
-      position += 1;
-      return items;
-    }
-    for (;;) {
-      const char = text[position];
-      if (char === '{') {
-        items.push(parseLevel());
-      } else if (char === '"') {
-        let value = '';
-        position += 1;
-        while (position < text.length && text[position] !== '"') {
-          if (text[position] === '\\') position += 1;
-          value += text[position] ?? '';
-          position += 1;
-        }
-        position += 1; // closing quote
-        items.push(value);
-      } else {
-        let end = position;
-        while (end < text.length && text[end] !== delimiter && text[end] !== '}') end += 1;
-        const raw = text.slice(position, end).trim();
-        items.push(raw === 'NULL' ? null : raw);
-        position = end;
-      }
-      const next = text[position];
-      position += 1;
-      if (next !== delimiter) return items; // '}' or end of input
-    }
-  };
-  if (text[position] !== '{') return [text];
-  return parseLevel();
+export function parseArrayLiteral(text: string): ArrayItem[] {
+  if (!/^(?:\[[^=]*\]=)?\{/.test(text)) return [text];
+  return parsePgArray(text) as ArrayItem[];
 }

@@ -1,7 +1,7 @@
 /** Schema routes: the catalog, and the schema context chosen for a question. */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { wholeSchemaPlanner } from '../../agent/context.js';
-import { estimateTokens } from '../../models/tokens.js';
+import { estimateTokens } from '../../core/tokens.js';
 import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { errorResponses } from '../schemas.js';

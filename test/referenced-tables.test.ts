@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadReferenceParser, referencedTables } from './referenced-tables.js';
+import { loadReferenceParser, referencedTables } from './support/referenced-tables.js';
 
 describe('referencedTables', () => {
   beforeAll(async () => {

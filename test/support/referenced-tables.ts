@@ -3,20 +3,11 @@
  * `RangeVar` (FROM items, JOINs, subqueries, set operations) minus the names of its CTEs. Used to
  * get the gold tables of benchmark questions and the tables a memory's SQL touches.
  */
-import { loadModule, parseSync } from 'libpg-query';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-let loading: Promise<void> | undefined;
+import type { Json } from '../../src/core/json.js';
+import { loadSqlParser, parseTree } from '../../src/sql/parse-tree.js';
 
 /** Loads the parser once per process (a failed load is retried next call). */
-export function loadReferenceParser(): Promise<void> {
-  loading ??= loadModule().catch((error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
-  return loading;
-}
+export const loadReferenceParser: () => Promise<void> = loadSqlParser;
 
 /** A relation named by a statement: schema as written (`null` when unqualified), name lower-cased unless quoted. */
 export interface TableReference {
@@ -31,7 +22,7 @@ export interface TableReference {
  * @throws Error when the text does not parse (the parser's message).
  */
 export function referencedTables(sql: string): TableReference[] {
-  const tree = parseSync(sql) as unknown as Json;
+  const tree: Json = parseTree(sql);
   const found = new Map<string, TableReference>();
   const cteNames = new Set<string>();
   const visit = (node: Json): void => {

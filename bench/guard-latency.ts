@@ -1,0 +1,70 @@
+/**
+ * SQL guard latency (issue 18; moved here from a timed unit test): the time `guardSql` takes to parse
+ * and check one statement once the parser's WebAssembly module is loaded, for a simple join and a
+ * larger statement with CTEs, a subquery and a window function. Prints per statement the mean, p50 and
+ * p99 in milliseconds over `--repeat` calls (after 20 warm-up calls), and whether the statement was
+ * accepted (it must be, or the figure would time a refusal).
+ *
+ *   npx tsx bench/guard-latency.ts [--repeat 2000] [--quick] [--json]
+ *
+ * `--quick`: 200 calls per statement. The README's claim is "well under a millisecond".
+ */
+import { parseArgs } from 'node:util';
+import { percentile } from '../src/eval/report.js';
+import { guardSql, loadGuardParser } from '../src/sql/guard.js';
+
+const { values: args } = parseArgs({
+  options: {
+    repeat: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
+const repeat = Number(args.repeat ?? (args.quick ? 200 : 2000));
+if (!Number.isInteger(repeat) || repeat < 1) {
+  process.stderr.write('--repeat must be a positive integer\n');
+  process.exit(2);
+}
+
+const STATEMENTS: Record<string, string> = {
+  join: 'SELECT a, b FROM t JOIN u USING (id) WHERE c > 1 ORDER BY a',
+  large: `WITH recent AS (SELECT id, owner_id, amount, created_at FROM payments WHERE created_at > now() - interval '30 days'),
+    totals AS (SELECT owner_id, sum(amount) AS total, count(*) AS n FROM recent GROUP BY owner_id)
+    SELECT o.name, t.total, t.n, rank() OVER (ORDER BY t.total DESC) AS place
+    FROM owners o JOIN totals t ON t.owner_id = o.id
+    WHERE o.id IN (SELECT owner_id FROM recent WHERE amount > 100)
+    ORDER BY place LIMIT 20`,
+};
+
+await loadGuardParser();
+const results: { statement: string; accepted: boolean; meanMs: number; p50Ms: number; p99Ms: number }[] = [];
+for (const [name, sql] of Object.entries(STATEMENTS)) {
+  let accepted = true;
+  for (let k = 0; k < 20; k += 1) accepted = (await guardSql(sql)).ok && accepted;
+  const times: number[] = [];
+  for (let k = 0; k < repeat; k += 1) {
+    const started = performance.now();
+    const verdict = await guardSql(sql);
+    times.push(performance.now() - started);
+    accepted &&= verdict.ok;
+  }
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  results.push({
+    statement: name,
+    accepted,
+    meanMs: mean,
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+  });
+}
+
+if (args.json) process.stdout.write(`${JSON.stringify({ repeat, results }, null, 2)}\n`);
+else {
+  process.stdout.write(`guardSql, ${repeat} calls per statement after 20 warm-up calls (parser loaded)\n`);
+  for (const r of results) {
+    process.stdout.write(
+      `${r.statement.padEnd(6)} accepted=${r.accepted} mean ${r.meanMs.toFixed(3)} ms, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms\n`,
+    );
+  }
+}
+if (results.some((r) => !r.accepted)) process.exit(1);
