@@ -5,18 +5,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { type Config, loadConfig } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { runAsk } from './commands/ask.js';
-import { runChat } from './commands/chat.js';
-import { runDemo } from './commands/demo.js';
-import { runDoctor } from './commands/doctor.js';
-import { runEvalCommand } from './commands/eval.js';
-import { MCP_HELP, runMcp } from './commands/mcp.js';
-import { runMemory } from './commands/memory.js';
-import { runSchema } from './commands/schema.js';
-import { runSchemaContext } from './commands/schema-context.js';
-import { runServe } from './commands/serve.js';
-import { runSql } from './commands/sql.js';
-import { runUsers } from './commands/users.js';
+// Each command's module is imported when that command runs (issue 15: process start), so `ask`
+// never loads the HTTP server, the eval harness or the other commands' dependencies.
+import { MCP_HELP } from './commands/mcp-help.js';
 import type { CliIO } from './io.js';
 import { errorJson, printError, printJson } from './output.js';
 
@@ -167,14 +158,14 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     )
     .option('-y, --yes', 'let a "forget …" in the question delete the memory it names without asking')
     .action(async function (this: Command, words: string[]) {
-      setExit(await runAsk(io, this.optsWithGlobals(), words.join(' ')));
+      setExit(await (await import('./commands/ask.js')).runAsk(io, this.optsWithGlobals(), words.join(' ')));
     });
 
   program
     .command('chat')
     .description('interactive questions (type exit or /bye to leave; /memory, /forget, /without, /help)')
     .option('--resume', 'continue your last conversation')
-    .action(run((opts) => runChat(io, opts)));
+    .action(run(async (opts) => (await import('./commands/chat.js')).runChat(io, opts)));
 
   program
     .command('memory')
@@ -197,7 +188,9 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--top-k <n>', 'search: most results (default 5)')
     .option('--out <file>', 'export: write to a file instead of stdout')
     .action(async function (this: Command, command: string, args: string[]) {
-      setExit(await runMemory(io, this.optsWithGlobals(), command, args));
+      setExit(
+        await (await import('./commands/memory.js')).runMemory(io, this.optsWithGlobals(), command, args),
+      );
     });
 
   program
@@ -207,32 +200,38 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     // A statement may start with a `--` or `/* */` comment: an unknown "option" is part of it.
     .allowUnknownOption()
     .action(async function (this: Command, words: string[]) {
-      setExit(await runSql(io, this.optsWithGlobals(), words.join(' ')));
+      setExit(await (await import('./commands/sql.js')).runSql(io, this.optsWithGlobals(), words.join(' ')));
     });
 
   const schemaCommand = program
     .command('schema')
     .description('show the catalog as the model sees it (--json for every detail)')
-    .action(run((opts) => runSchema(io, opts)));
+    .action(run(async (opts) => (await import('./commands/schema.js')).runSchema(io, opts)));
   schemaCommand
     .command('context')
     .description('the tables and columns chosen for a question, why, and the estimated prompt tokens')
     .argument('<question...>', 'the question, in plain language')
     .action(async function (this: Command, words: string[]) {
-      setExit(await runSchemaContext(io, this.optsWithGlobals(), words.join(' ')));
+      setExit(
+        await (await import('./commands/schema-context.js')).runSchemaContext(
+          io,
+          this.optsWithGlobals(),
+          words.join(' '),
+        ),
+      );
     });
 
   program
     .command('doctor')
     .description('check the model server, the models and the database, with the fix for each problem')
-    .action(run((opts) => runDoctor(io, opts)));
+    .action(run(async (opts) => (await import('./commands/doctor.js')).runDoctor(io, opts)));
 
   program
     .command('demo')
     .description('create the embedded demo shop database (first run) and open chat on it')
     .option('-y, --yes', 'pull missing models without asking')
     .option('--no-chat', 'only prepare the demo database and models')
-    .action(run((opts) => runDemo(io, opts)));
+    .action(run(async (opts) => (await import('./commands/demo.js')).runDemo(io, opts)));
 
   program
     .command('eval')
@@ -249,7 +248,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--category <name>', 'only this query_category')
     .option('--db-name <name>', 'only questions on this database')
     .addOption(new Option('--db-prefix <prefix>', 'server database name prefix').hideHelp())
-    .action(run((opts) => runEvalCommand(io, opts)));
+    .action(run(async (opts) => (await import('./commands/eval.js')).runEvalCommand(io, opts)));
 
   program
     .command('serve')
@@ -258,7 +257,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--host <address>', 'address to bind; beyond loopback implies --users', '127.0.0.1')
     .option('--users', 'multi-user mode: personal access tokens from `sqlrecall users add NAME`')
     .addOption(new Option('--web <dir>', 'folder of the built web UI').hideHelp())
-    .action(run((opts) => runServe(io, opts)));
+    .action(run(async (opts) => (await import('./commands/serve.js')).runServe(io, opts)));
 
   program
     .command('users')
@@ -273,7 +272,9 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       'add: bring back the memories and conversations of the most recently removed account of this name (a new account otherwise starts empty)',
     )
     .action(async function (this: Command, command: string, name: string | undefined) {
-      setExit(await runUsers(io, this.optsWithGlobals(), command, name));
+      setExit(
+        await (await import('./commands/users.js')).runUsers(io, this.optsWithGlobals(), command, name),
+      );
     });
 
   program
@@ -281,7 +282,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .description('Model Context Protocol server on stdio for one user (for desktop assistants and editors)')
     .option('--max-bytes <n>', 'byte cap of each tool result (default 65536)')
     .addHelpText('after', MCP_HELP)
-    .action(run((opts) => runMcp(io, opts)));
+    .action(run(async (opts) => (await import('./commands/mcp.js')).runMcp(io, opts)));
 
   return program;
 }

@@ -2,7 +2,7 @@
  * Spinners and progress bars on stderr (never stdout, which carries results and JSON). Silent when
  * stderr is not a terminal, except for a final line of long operations.
  */
-import ora, { type Ora } from 'ora';
+import type { Ora, Options as OraOptions } from 'ora';
 import type { CliIO } from './io.js';
 
 /** A spinner that can be stopped and restarted with a new label; a no-op off a terminal. */
@@ -11,22 +11,47 @@ export interface Spinner {
   stop(): void;
 }
 
-/** Starts a spinner on stderr (only when stderr is a terminal). */
+type OraFactory = (options: OraOptions) => Ora;
+let oraFactory: OraFactory | undefined;
+let oraLoading: Promise<void> | undefined;
+
+/**
+ * Starts a spinner on stderr (only when stderr is a terminal). `ora` is imported on the first
+ * spinner, not with the CLI (issue 15: process start); the spinner appears once it has loaded,
+ * unless it was stopped before.
+ */
 export function startSpinner(io: CliIO, text: string): Spinner {
   if (!io.stderrIsTTY) return { start() {}, stop() {} };
-  let spinner: Ora | undefined = ora({
-    text,
-    stream: io.stderr as NodeJS.WriteStream,
-    discardStdin: false,
-  }).start();
+  let wanted: string | undefined = text;
+  let spinner: Ora | undefined;
+  const show = () => {
+    spinner?.stop();
+    spinner = undefined;
+    if (wanted === undefined || !oraFactory) return;
+    spinner = oraFactory({
+      text: wanted,
+      stream: io.stderr as NodeJS.WriteStream,
+      discardStdin: false,
+    }).start();
+  };
+  if (oraFactory) show();
+  else {
+    oraLoading ??= import('ora').then(
+      (m) => {
+        oraFactory = m.default;
+      },
+      () => undefined, // no spinner is better than a failed command
+    );
+    void oraLoading.then(show);
+  }
   return {
     start(next) {
-      spinner?.stop();
-      spinner = ora({ text: next, stream: io.stderr as NodeJS.WriteStream, discardStdin: false }).start();
+      wanted = next;
+      show();
     },
     stop() {
-      spinner?.stop();
-      spinner = undefined;
+      wanted = undefined;
+      show();
     },
   };
 }

@@ -15,11 +15,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import { isConnectionError } from '../../databases/postgres/errors.js';
 import {
   LOCK_FILE_NAME,
+  loadPg,
   poolSqlClient,
   type Row,
   type SqlClient,
@@ -231,7 +231,7 @@ export function createSharedPgliteClient(
         }
       }
       lastPid = lock.pid;
-      const pool = new pg.Pool({
+      const pool = new (loadPg().Pool)({
         host: runDirOf(dir),
         port: 5432,
         user: 'postgres',

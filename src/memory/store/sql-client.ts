@@ -3,12 +3,23 @@
  * embedded PGlite (+ pgvector) in a data directory, and a server PostgreSQL through `pg`. Both get
  * the same statements with `$n` parameters (extended protocol, one statement per call).
  */
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { connectionReason, isConnectionError, sqlStateOf } from '../../databases/postgres/errors.js';
 import { createSharedPgliteClient } from './shared-pglite.js';
+
+let pgModule: typeof pg | undefined;
+/**
+ * The `pg` driver, loaded on first use (issue 15: an embedded-store owner never needs it, and
+ * loading it costs ≈0.1–0.2 s of process start). `pg` is CommonJS, so a synchronous `require`.
+ */
+export function loadPg(): typeof pg {
+  pgModule ??= createRequire(import.meta.url)('pg') as typeof pg;
+  return pgModule;
+}
 
 /** A row as returned by either driver. */
 export type Row = Record<string, unknown>;
@@ -73,7 +84,7 @@ export function createPgliteClient(
 
 /** A server PostgreSQL (needs the `vector` extension available) through a small `pg` pool. */
 export function createPostgresClient(url: string, options: { maxConnections?: number } = {}): SqlClient {
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.maxConnections ?? 4,
     connectionTimeoutMillis: 10_000,

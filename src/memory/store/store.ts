@@ -28,6 +28,7 @@ import {
   historyFromRow,
   isUuid,
   MEMORY_COLUMNS,
+  memoryColumns,
   memoryFromRow,
   scoredFromRow,
   vectorLiteral,
@@ -188,16 +189,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
       const query = vectorLiteral(search.embedding, info.dimensions, info.model);
       if (topK === 0) return [];
       const rows = await client.query(
-        `WITH scoped AS MATERIALIZED (
-           SELECT ${MEMORY_COLUMNS}, seq, embedding FROM sqlrecall_memories
+        // Only (id, seq, distance) is materialised and ranked; the full rows are read for the top k
+        // alone (issue 15: copying every column of every scoped row dominated at 10,000 memories).
+        `WITH ranked AS MATERIALIZED (
+           SELECT id, seq, embedding <=> $4::vector AS distance FROM sqlrecall_memories
            WHERE ${scopeCondition(ref, 1, 2)} AND status = 'active'
              AND (expires_at IS NULL OR expires_at > clock_timestamp())
              AND ($3::text[] IS NULL OR kind = ANY($3::text[]))),
-         ranked AS (SELECT *, embedding <=> $4::vector AS distance FROM scoped)
-         SELECT ${MEMORY_COLUMNS}, 1 - distance AS similarity FROM ranked
-         WHERE distance <> 'NaN'::float8 AND ($5::float8 IS NULL OR 1 - distance >= $5::float8)
-         ORDER BY distance, seq
-         LIMIT $6`,
+         top AS (
+           SELECT id, seq, distance FROM ranked
+           WHERE distance <> 'NaN'::float8 AND ($5::float8 IS NULL OR 1 - distance >= $5::float8)
+           ORDER BY distance, seq
+           LIMIT $6)
+         SELECT ${memoryColumns('m')}, 1 - top.distance AS similarity
+         FROM top JOIN sqlrecall_memories m ON m.id = top.id
+         ORDER BY top.distance, top.seq`,
         [ref.key, ref.id, kindsParam(search.kinds), query, search.minSimilarity ?? null, topK],
       );
       return rows.map(scoredFromRow);
