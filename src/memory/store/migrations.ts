@@ -107,6 +107,14 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 2,
+    description: 'pinned memories (always recalled); history records the pinned state it set',
+    statements: [
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS pinned boolean NOT NULL DEFAULT false',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS pinned boolean',
+    ],
+  },
+  {
     version: 4,
     description: 'conversation titles (rename in the web UI); SQL before/after in memory history',
     statements: [
