@@ -19,7 +19,7 @@ import {
 } from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
 import { runCheckedSql } from './run-sql.js';
-import { type SetAsideMemory, setAsideText } from './set-aside.js';
+import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -168,6 +168,7 @@ export class Assistant {
 
     const required = memory ? await requiredPredicates(memory.recalled) : [];
     const setAside: SetAsideMemory[] = [];
+    const undecided: UndecidedMemory[] = [];
     const generated = yield* generateApplyingPreferences(
       {
         chat,
@@ -183,7 +184,7 @@ export class Assistant {
         signal: input.signal,
       },
       required,
-      { question, setAside },
+      { question, setAside, undecided },
     );
     const { sql, result, attempts, unanswerable } = generated;
 
@@ -216,6 +217,13 @@ export class Assistant {
       if (setAside.length > 0) {
         // The question won over a standing preference: say so in the answer itself.
         const note = `\n${setAsideText(setAside)}`;
+        yield { type: 'answer_token', text: note };
+        answer = `${answer}${note}`;
+      }
+      const kept = undecided.filter((u) => !setAside.some((s) => s.id === u.id));
+      if (kept.length > 0) {
+        // The set-aside model call failed: the preference was enforced, and the answer says so.
+        const note = `\n${undecidedText(kept)}`;
         yield { type: 'answer_token', text: note };
         answer = `${answer}${note}`;
       }
