@@ -23,7 +23,7 @@ import {
 } from './memory-sql.js';
 import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
 import { runCheckedSql } from './run-sql.js';
-import { type SetAsideMemory, setAsideText } from './set-aside.js';
+import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -211,6 +211,7 @@ export class Assistant {
 
     const required = memory ? await requiredPredicates(memory.recalled) : [];
     const setAside: SetAsideMemory[] = [];
+    const undecided: UndecidedMemory[] = [];
     const generated = yield* generateApplyingPreferences(
       {
         chat,
@@ -228,7 +229,7 @@ export class Assistant {
         ...(session.searchPath ? { searchPath: session.searchPath } : {}),
       },
       required,
-      { question, setAside },
+      { question, setAside, undecided },
     );
     const { sql, result, attempts, unanswerable, emptyFilters } = generated;
 
@@ -261,6 +262,13 @@ export class Assistant {
       if (setAside.length > 0) {
         // The question won over a standing preference: say so in the answer itself.
         const note = `\n${setAsideText(setAside)}`;
+        yield { type: 'answer_token', text: note };
+        answer = `${answer}${note}`;
+      }
+      const kept = undecided.filter((u) => !setAside.some((s) => s.id === u.id));
+      if (kept.length > 0) {
+        // The set-aside model call failed: the preference was enforced, and the answer says so.
+        const note = `\n${undecidedText(kept)}`;
         yield { type: 'answer_token', text: note };
         answer = `${answer}${note}`;
       }

@@ -22,7 +22,7 @@ import {
   statementParts,
 } from '../memory/sql-fragment.js';
 import { type GenerateInput, type GenerateOutcome, generateAndRun } from './generate.js';
-import { decideSetAside, type SetAsideMemory } from './set-aside.js';
+import { decideSetAside, type SetAsideMemory, type UndecidedMemory } from './set-aside.js';
 
 /** First line of the reminder sent when a standing preference is missing from the SQL. */
 export const PREFERENCE_REMINDER_MARKER = "The query does not apply the user's standing preferences.";
@@ -123,12 +123,13 @@ export function reminderText(missing: RequiredPredicate[]): string {
  *
  * With `turn.question` (issue 12, point 1), a missing preference that the question explicitly
  * overrides is set aside instead (see `set-aside.ts`): the statement runs as written and the
- * memory is pushed onto `turn.setAside` (never enforced again in this turn).
+ * memory is pushed onto `turn.setAside` (never enforced again in this turn). A preference enforced
+ * because the set-aside model call failed is pushed onto `turn.undecided`.
  */
 export async function* generateApplyingPreferences(
   input: GenerateInput,
   required: RequiredPredicate[],
-  turn: { question?: string; setAside?: SetAsideMemory[] } = {},
+  turn: { question?: string; setAside?: SetAsideMemory[]; undecided?: UndecidedMemory[] } = {},
 ): AsyncGenerator<Step, GenerateOutcome> {
   if (required.length === 0) return yield* generateAndRun(input);
   const db = input.db;
@@ -154,6 +155,9 @@ export async function* generateApplyingPreferences(
                 ...decided.setAside.filter((m) => !turn.setAside?.some((s) => s.id === m.id)),
               );
             }
+            turn.undecided?.push(
+              ...decided.undecided.filter((u) => !turn.undecided?.some((x) => x.id === u.id)),
+            );
             missing = decided.enforce;
           }
           if (missing.length > 0) throw new MissingPreferenceError(sql, missing);

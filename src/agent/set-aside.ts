@@ -13,7 +13,9 @@
  * 4. otherwise, when a chat model is given, it is asked (`memory-set-aside`, JSON schema
  *    `{setAside, reason}`): the rules above only read English, and a model that left a standing
  *    filter out may have done so on purpose ("tous les statuts"); without a model, or with an
- *    unreadable reply, the preference is enforced (the reminder retry, as before).
+ *    unreadable reply, the preference is enforced (the reminder retry, as before). When the model
+ *    call fails (unreadable reply), the preference is listed in `undecided` so the answer can say
+ *    that it was kept because the model could not decide (never silently).
  */
 import { z } from 'zod';
 import { isSqlrecallError } from '../core/errors.js';
@@ -97,6 +99,15 @@ export function setAsideByRule(
   return { verdict: 'enforce' }; // no sign in English; decideSetAside still asks a model when it has one
 }
 
+/** A preference enforced because the set-aside model call failed (said in the answer). */
+export interface UndecidedMemory {
+  id: string;
+  kind: string;
+  text: string;
+  /** What went wrong with the model call, e.g. "the reply was not valid JSON". */
+  error: string;
+}
+
 const replySchema = z.object({ setAside: z.boolean(), reason: z.string().nullable().optional() });
 
 /**
@@ -111,9 +122,10 @@ export async function decideSetAside(input: {
   statement: StatementParts | undefined;
   chat?: ChatModel;
   signal?: AbortSignal;
-}): Promise<{ setAside: SetAsideMemory[]; enforce: RequiredPredicate[] }> {
+}): Promise<{ setAside: SetAsideMemory[]; enforce: RequiredPredicate[]; undecided: UndecidedMemory[] }> {
   const setAside: SetAsideMemory[] = [];
   const enforce: RequiredPredicate[] = [];
+  const undecided: UndecidedMemory[] = [];
   for (const required of input.missing) {
     const { id, kind, text, sql } = required.memory;
     const rule = setAsideByRule(input.question, required, input.statement);
@@ -135,6 +147,7 @@ export async function decideSetAside(input: {
     } catch (error) {
       if (isSqlrecallError(error, 'model_output')) {
         enforce.push(required);
+        undecided.push({ id, kind, text, error: (error as Error).message });
         continue;
       }
       throw error;
@@ -142,9 +155,25 @@ export async function decideSetAside(input: {
     if (reply.ok && reply.value.setAside) {
       const reason = reply.value.reason?.trim() || 'your question asks for what it filters out';
       setAside.push({ id, kind, text, reason, source: 'model' });
-    } else enforce.push(required);
+    } else {
+      enforce.push(required);
+      if (!reply.ok) undecided.push({ id, kind, text, error: reply.error });
+    }
   }
-  return { setAside, enforce };
+  return { setAside, enforce, undecided };
+}
+
+/**
+ * "Applied: <memory> — …" lines for preferences kept because the set-aside model call failed
+ * (empty string when none).
+ */
+export function undecidedText(undecided: UndecidedMemory[]): string {
+  return undecided
+    .map(
+      (u) =>
+        `Applied: ${u.text} — the model could not say whether your question overrides it (${u.error}), so it was kept`,
+    )
+    .join('\n');
 }
 
 /** "Not applied: <memory> — <reason>" lines for the answer (empty string when none). */

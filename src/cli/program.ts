@@ -174,7 +174,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     )
     .argument(
       '<command>',
-      'list, add, search, edit, delete, restore, history, export, import, off, on or reembed',
+      'list, add, search, edit, delete, restore, history, export, import, off, on, reembed, pin or unpin',
     )
     .argument('[args...]', 'text, id or file, depending on the command')
     .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')
@@ -183,6 +183,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       '--until <date>',
       'add: the memory expires after this day (YYYY-MM-DD, friday, "this week", "3 days")',
     )
+    .option('--pin', 'add: pin the memory (always recalled); also `memory pin ID` / `memory unpin ID`')
     .option('--all', 'list: every status; delete: every memory of the scope')
     .option('--purge', 'with delete --all: remove history and conversations too (no restore)')
     .option('--top-k <n>', 'search: most results (default 5)')

@@ -58,6 +58,11 @@ export interface Memory {
   createdAt: string;
   updatedAt: string;
   expiresAt: string | null;
+  /**
+   * Pinned memories are always recalled, whatever the question (issue 12). Stores always set it;
+   * absent (hand-built values) means false.
+   */
+  pinned?: boolean;
 }
 
 /** A memory found by similarity, with `similarity` = 1 − cosine distance, in [-1, 1]. */
@@ -81,6 +86,8 @@ export interface MemoryHistoryEntry {
   /** The memory's SQL condition before and after an ADD or UPDATE (null when none or not recorded). */
   oldSql?: string | null;
   newSql?: string | null;
+  /** The pinned state a pin/unpin entry set (null or absent for other entries). */
+  pinned?: boolean | null;
   createdAt: string;
 }
 
@@ -93,6 +100,8 @@ export interface NewMemory {
   columns?: string[];
   sourceMessageId?: string | null;
   expiresAt?: string | null;
+  /** Store it pinned (always recalled); default false. */
+  pinned?: boolean;
 }
 
 /**
@@ -102,6 +111,8 @@ export interface NewMemory {
  * - `update`: replace text/sql of an active memory in place (history keeps the old text).
  * - `supersede`: mark `target` superseded and insert the new fact with `supersedes = target`.
  * - `delete` / `restore`: status changes, recorded in history.
+ * - `pin`: pin (always recalled) or unpin a memory; recorded in history as an UPDATE whose reason
+ *   is "pinned" / "unpinned" and whose `pinned` column holds the new state.
  * - `noop`: only a history entry with the reason.
  */
 export type MemoryOp =
@@ -110,6 +121,7 @@ export type MemoryOp =
   | { op: 'supersede'; target: string; memory: NewMemory; embedding: number[]; reason?: string }
   | { op: 'delete'; id: string; reason?: string }
   | { op: 'restore'; id: string; reason?: string }
+  | { op: 'pin'; id: string; pinned: boolean; reason?: string }
   | { op: 'noop'; id?: string; text: string; reason: string };
 
 /** What a write did, per op, in order. */

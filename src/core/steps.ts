@@ -30,6 +30,8 @@ export interface MemoryChange {
   reason?: string;
   /** For SUPERSEDE: the memory the new one replaced (kept in the history; restorable). */
   replaced?: { id: string; text: string };
+  /** True when the memory was stored pinned (`memory add --pin`, `POST /api/memories` with `pinned`). */
+  pinned?: boolean;
 }
 
 /** A pipeline step. */

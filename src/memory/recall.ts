@@ -6,6 +6,7 @@
  *   minimum) plus exact term match (every content word of the defined term occurs in the question).
  * - Team memories (scope `{team}`) are recalled next to the user's own; on conflict the user's own
  *   wins. Conflict: same kind family and (a shared column, or the same defined term).
+ * - Pinned memories (issue 12) are always recalled, whatever the question, unless expired.
  * Only the caller's scopes are ever read; `without` skips memories for this question only.
  */
 
@@ -27,8 +28,11 @@ export interface RecalledMemory {
   memory: Memory;
   /** `user` or `team`. */
   owner: 'user' | 'team';
-  /** `standing` (preference on a table in play), `term` (exact term match) or `similar`. */
-  why: 'standing' | 'term' | 'similar';
+  /**
+   * `standing` (preference on a table in play), `term` (exact term match), `similar`, or `pinned`
+   * (pinned by the user and not recalled for another reason: always included).
+   */
+  why: 'standing' | 'term' | 'similar' | 'pinned';
   similarity?: number;
 }
 
@@ -107,6 +111,11 @@ async function recallScope(
     if (found) found.similarity = memory.similarity;
     else out.push({ memory, owner, why: 'similar', similarity: memory.similarity });
   }
+  // Pinned memories: always recalled (one extra list; the pinned flag is filtered here).
+  const pinned = (await input.store.list(scope, { statuses: ['active'] })).filter(
+    (m) => m.pinned === true && !isExpired(m) && !out.some((r) => r.memory.id === m.id),
+  );
+  for (const memory of pinned) out.push({ memory, owner, why: 'pinned' });
   return out;
 }
 
@@ -131,7 +140,7 @@ export async function recallMemories(input: RecallInput): Promise<RecalledMemory
       (r) => !skip.has(r.memory.id) && !own.some((o) => conflicts(o.memory, r.memory)),
     );
   }
-  const order = { standing: 0, term: 1, similar: 2 } as const;
+  const order = { standing: 0, pinned: 1, term: 1, similar: 2 } as const;
   return [...own, ...team].sort(
     (a, b) => order[a.why] - order[b.why] || (b.similarity ?? 1) - (a.similarity ?? 1),
   );

@@ -86,6 +86,7 @@ export function changeOf(
             supersede: 'SUPERSEDE',
             delete: 'DELETE',
             restore: 'RESTORE',
+            pin: 'UPDATE',
           } as const
         )[result.op];
   return {

@@ -90,6 +90,68 @@ describe('predicate presence', () => {
     ).toBe(false);
   });
 
+  it('compares operators: a negated or different comparison does not apply the predicate (issue 12)', async () => {
+    const only = "orders.status = 'delivered'";
+    expect(await present(only, "SELECT count(*) FROM orders WHERE status <> 'delivered'")).toBe(false);
+    expect(await present(only, "SELECT count(*) FROM orders WHERE status != 'delivered'")).toBe(false);
+    expect(await present(only, "SELECT count(*) FROM orders WHERE NOT (status = 'delivered')")).toBe(false);
+    expect(await present(only, "SELECT count(*) FROM orders WHERE status NOT IN ('delivered')")).toBe(false);
+    expect(await present(only, "SELECT count(*) FROM orders WHERE status LIKE 'delivered'")).toBe(false);
+    expect(await present(only, "SELECT count(*) FROM orders WHERE status = 'delivered' OR true")).toBe(false);
+    expect(
+      await present('orders.total_amount > 10000', 'SELECT * FROM orders WHERE total_amount < 10000'),
+    ).toBe(false);
+    expect(
+      await present('orders.total_amount > 10000', 'SELECT * FROM orders WHERE total_amount >= 10000'),
+    ).toBe(false);
+    expect(
+      await present('orders.total_amount > 10000', 'SELECT * FROM orders WHERE 10000 > total_amount'),
+    ).toBe(false);
+  });
+
+  it('still finds the same comparison when written another way', async () => {
+    const only = "orders.status = 'delivered'";
+    expect(await present(only, "SELECT * FROM orders WHERE 'delivered' = status AND id > 3")).toBe(true);
+    expect(await present(only, "SELECT * FROM orders WHERE status IN ('delivered')")).toBe(true);
+    expect(
+      await present(
+        only,
+        "SELECT * FROM orders o WHERE o.id > 0 AND (o.status = 'delivered'::text AND true)",
+      ),
+    ).toBe(true);
+    expect(
+      await present(only, "SELECT * FROM c WHERE id IN (SELECT cid FROM orders WHERE status = 'delivered')"),
+    ).toBe(true);
+    expect(
+      await present(
+        "customers.country IN ('Peru', 'Chile')",
+        "SELECT * FROM customers WHERE country IN ('Chile', 'Peru')",
+      ),
+    ).toBe(true);
+    expect(
+      await present(
+        "customers.country IN ('Peru', 'Chile')",
+        "SELECT * FROM customers WHERE country NOT IN ('Chile', 'Peru')",
+      ),
+    ).toBe(false);
+    expect(
+      await present('orders.shipped_at IS NOT NULL', 'SELECT * FROM orders WHERE shipped_at IS NULL'),
+    ).toBe(false);
+    expect(
+      await present('orders.shipped_at IS NOT NULL', 'SELECT * FROM orders WHERE shipped_at IS NOT NULL'),
+    ).toBe(true);
+    expect(
+      await present('orders.total BETWEEN 1 AND 5', 'SELECT * FROM orders WHERE total NOT BETWEEN 1 AND 5'),
+    ).toBe(false);
+    // A predicate that is itself an OR is checked by its columns and constants only.
+    expect(
+      await present(
+        "customers.country = 'Peru' OR customers.country = 'Chile'",
+        "SELECT * FROM customers WHERE country = 'Chile' OR country = 'Peru'",
+      ),
+    ).toBe(true);
+  });
+
   it('statementParts lists the tables read', async () => {
     expect(
       (await statementParts('SELECT 1 FROM public.orders o JOIN customers c ON true'))?.tables.sort(),

@@ -195,6 +195,14 @@ export interface PredicateParts {
   columns: string[];
   /** Constants: strings as `s:<text>`, numbers as `n:<canonical number>`, booleans as `b:true|false`. */
   literals: string[];
+  /**
+   * Comparisons that must all hold (the top-level AND conjuncts of a predicate; for a statement,
+   * the AND conjuncts of every WHERE, HAVING and JOIN … ON clause), each normalised to
+   * `column op constant` by {@link conditionKey}: `status <> 's:delivered'`, `total > n:10000`,
+   * `country in [s:Chile,s:Peru]`. Conjuncts under OR or NOT are not listed (they do not hold on
+   * their own). Optional so that hand-built parts stay valid; absent means "not compared".
+   */
+  conditions?: string[];
 }
 
 /** Columns and constants in the filtering parts of a statement and the tables it reads. */
@@ -212,10 +220,125 @@ function constantOf(node: JsonObject): string | undefined {
   return undefined;
 }
 
+/** A comparison operand: a column (`c:<name>`) or a constant (as in {@link constantOf}), casts unwrapped. */
+function operandOf(node: Json | undefined): string | undefined {
+  let current = node;
+  while (current && typeof current === 'object' && !Array.isArray(current) && current.TypeCast) {
+    current = (current.TypeCast as JsonObject).arg;
+  }
+  if (!current || typeof current !== 'object' || Array.isArray(current)) return undefined;
+  if (current.A_Const) return constantOf(current.A_Const as JsonObject);
+  if (current.ColumnRef) {
+    const fields = ((current.ColumnRef as JsonObject).fields as JsonObject[] | undefined) ?? [];
+    const last = (fields[fields.length - 1]?.String as JsonObject | undefined)?.sval;
+    return typeof last === 'string' ? `c:${last.toLowerCase()}` : undefined;
+  }
+  return undefined;
+}
+
+/** The operator seen from the other side: `5 < x` is `x > 5`. */
+const FLIPPED: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=', '=': '=', '<>': '<>' };
+
+/** Constants of an IN list / ARRAY[…], sorted; undefined when any item is not a constant. */
+function constantList(node: Json | undefined): string[] | undefined {
+  if (!node || typeof node !== 'object' || Array.isArray(node)) return undefined;
+  const items = ((node.List as JsonObject | undefined)?.items ??
+    (node.A_ArrayExpr as JsonObject | undefined)?.elements) as Json[] | undefined;
+  if (!Array.isArray(items)) return undefined;
+  const out: string[] = [];
+  for (const item of items) {
+    const constant = operandOf(item);
+    if (!constant || constant.startsWith('c:')) return undefined;
+    out.push(constant);
+  }
+  return out.sort();
+}
+
+/**
+ * The normalised key of one comparison node, or undefined when it is not a comparison of a column
+ * with constants (or with another column). Normalisation: casts dropped, column on the left (the
+ * operator flipped when it was on the right), `IN (one)` and `= ANY(ARRAY[one])` read as `=`,
+ * `NOT IN` as `not in`, list items sorted. Examples: `status <> s:delivered`, `total > n:10000`.
+ */
+export function conditionKey(node: JsonObject): string | undefined {
+  if (node.NullTest) {
+    const test = node.NullTest as JsonObject;
+    const column = operandOf(test.arg);
+    if (!column?.startsWith('c:')) return undefined;
+    return `${column.slice(2)} ${test.nulltesttype === 'IS_NOT_NULL' ? 'is not' : 'is'} null`;
+  }
+  const expr = node.A_Expr as JsonObject | undefined;
+  if (!expr) return undefined;
+  const name = ((expr.name as JsonObject[] | undefined)?.at(-1)?.String as JsonObject | undefined)?.sval;
+  const op = typeof name === 'string' ? name.toLowerCase() : undefined;
+  const kind = String(expr.kind ?? 'AEXPR_OP');
+  const left = operandOf(expr.lexpr);
+  const right = operandOf(expr.rexpr);
+  if (kind === 'AEXPR_IN' || (kind === 'AEXPR_OP_ANY' && op === '=')) {
+    const list = constantList(expr.rexpr);
+    if (!left?.startsWith('c:') || !list) return undefined;
+    const negated = kind === 'AEXPR_IN' && op === '<>';
+    if (list.length === 1) return `${left.slice(2)} ${negated ? '<>' : '='} ${list[0]}`;
+    return `${left.slice(2)} ${negated ? 'not in' : 'in'} [${list.join(',')}]`;
+  }
+  if (kind.startsWith('AEXPR_BETWEEN') || kind.startsWith('AEXPR_NOT_BETWEEN')) {
+    const list = (((expr.rexpr as JsonObject | undefined)?.List as JsonObject | undefined)?.items ??
+      []) as Json[];
+    const bounds = list.map(operandOf);
+    if (!left?.startsWith('c:') || bounds.length !== 2 || bounds.some((b) => !b)) return undefined;
+    return `${left.slice(2)} ${kind.toLowerCase().replace('aexpr_', '').replace(/_/g, ' ')} ${bounds.join(' and ')}`;
+  }
+  if (!op || !left || !right) return undefined;
+  if (
+    kind !== 'AEXPR_OP' &&
+    kind !== 'AEXPR_LIKE' &&
+    kind !== 'AEXPR_ILIKE' &&
+    kind !== 'AEXPR_DISTINCT' &&
+    kind !== 'AEXPR_NOT_DISTINCT'
+  ) {
+    return undefined;
+  }
+  const tag =
+    kind === 'AEXPR_DISTINCT'
+      ? 'is distinct from'
+      : kind === 'AEXPR_NOT_DISTINCT'
+        ? 'is not distinct from'
+        : op;
+  const symmetric = tag === '=' || tag === '<>' || tag.startsWith('is ');
+  const flipped = FLIPPED[tag] ?? (symmetric ? tag : undefined);
+  const leftColumn = left.startsWith('c:');
+  const rightColumn = right.startsWith('c:');
+  if (leftColumn && (!rightColumn || left <= right || flipped === undefined)) {
+    return `${left.slice(2)} ${tag} ${rightColumn ? `@${right.slice(2)}` : right}`;
+  }
+  if (rightColumn && flipped !== undefined) {
+    return `${right.slice(2)} ${flipped} ${leftColumn ? `@${left.slice(2)}` : left}`;
+  }
+  return undefined;
+}
+
+/** Adds the keys of the AND conjuncts of `root` (a WHERE / HAVING / ON expression) to `out`. */
+function collectConditions(root: Json, out: Set<string>): void {
+  const stack: Json[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object' || Array.isArray(node)) continue;
+    const bool = node.BoolExpr as JsonObject | undefined;
+    if (bool) {
+      if (bool.boolop === 'AND_EXPR' && Array.isArray(bool.args)) stack.push(...bool.args);
+      continue;
+    }
+    const key = conditionKey(node);
+    if (key) out.add(key);
+  }
+}
+
 function collectParts(root: Json, filterOnly: boolean): StatementParts {
   const columns = new Set<string>();
   const literals = new Set<string>();
   const tables = new Set<string>();
+  const conditions = new Set<string>();
+  if (!filterOnly) collectConditions(root, conditions);
   const stack: { value: Json; inFilter: boolean }[] = [{ value: root, inFilter: !filterOnly }];
   while (stack.length > 0) {
     const { value, inFilter } = stack.pop()!;
@@ -226,7 +349,9 @@ function collectParts(root: Json, filterOnly: boolean): StatementParts {
     if (value === null || typeof value !== 'object') continue;
     for (const [key, child] of Object.entries(value)) {
       if (child === null || typeof child !== 'object') continue;
-      const filtering = inFilter || key === 'whereClause' || key === 'havingClause' || key === 'quals';
+      const root = key === 'whereClause' || key === 'havingClause' || key === 'quals';
+      if (filterOnly && root) collectConditions(child, conditions);
+      const filtering = inFilter || root;
       if (!Array.isArray(child)) {
         if (key === 'RangeVar' && typeof child.relname === 'string') tables.add(child.relname.toLowerCase());
         if (filtering && key === 'ColumnRef') {
@@ -243,7 +368,7 @@ function collectParts(root: Json, filterOnly: boolean): StatementParts {
       stack.push({ value: child, inFilter: filtering });
     }
   }
-  return { columns: [...columns], literals: [...literals], tables: [...tables] };
+  return { columns: [...columns], literals: [...literals], tables: [...tables], conditions: [...conditions] };
 }
 
 /** Parses `sql` (one statement) into its parts; undefined when it does not parse. */
@@ -265,21 +390,27 @@ export async function predicateParts(fragment: string): Promise<PredicateParts |
     const select = stmt?.SelectStmt as JsonObject | undefined;
     if (!select) return undefined;
     const parts = collectParts(select.whereClause ?? null, false);
-    return { columns: parts.columns, literals: parts.literals };
+    return { columns: parts.columns, literals: parts.literals, conditions: parts.conditions };
   } catch {
     return undefined;
   }
 }
 
 /**
- * True when every column and every constant of `predicate` appears in a filtering part (WHERE,
- * HAVING, JOIN … ON) of `statement` — a normalised comparison that tolerates aliases, casts,
- * operand order and formatting. A fragment that does not parse counts as present (nothing to
- * check); a statement that does not parse counts as missing.
+ * True when `predicate` is verified in `statement`: every column and every constant of it appears
+ * in a filtering part (WHERE, HAVING, JOIN … ON), and every comparison among its top-level AND
+ * conjuncts ({@link PredicateParts.conditions}) is an AND conjunct of one of those clauses with the
+ * same operator and constant — so `status <> 'delivered'`, `NOT (status = 'delivered')` or
+ * `status = 'delivered' OR true` do not count as applying `status = 'delivered'` (issue 12). The
+ * comparison tolerates aliases, casts, operand order (`10000 < total` is `total > 10000`) and
+ * formatting. A predicate whose top level is not a comparison (an OR, a function) is checked by
+ * columns and constants only. Callers treat a fragment that does not parse as present and a
+ * statement that does not parse as missing.
  */
 export function predicateIn(predicate: PredicateParts, statement: StatementParts): boolean {
   return (
     predicate.columns.every((c) => statement.columns.includes(c)) &&
-    predicate.literals.every((l) => statement.literals.includes(l))
+    predicate.literals.every((l) => statement.literals.includes(l)) &&
+    (predicate.conditions ?? []).every((c) => (statement.conditions ?? []).includes(c))
   );
 }

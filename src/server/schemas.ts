@@ -64,6 +64,8 @@ export const MemorySchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     expiresAt: z.string().nullable(),
+    /** Pinned memories are always recalled (issue 12). */
+    pinned: z.boolean().default(false),
     similarity: z.number().optional(),
   })
   .openapi('Memory');
@@ -80,6 +82,8 @@ export const HistorySchema = z
     /** The SQL condition before and after the change (ADD, UPDATE). */
     oldSql: z.string().nullable().optional(),
     newSql: z.string().nullable().optional(),
+    /** The pinned state a pin/unpin entry set (null for other entries). */
+    pinned: z.boolean().nullable().optional(),
     createdAt: z.string(),
   })
   .openapi('MemoryHistoryEntry');
@@ -94,6 +98,8 @@ export const ChangeSchema = z
     reason: z.string().optional(),
     /** For SUPERSEDE: the memory replaced (kept in the history; restorable). */
     replaced: z.object({ id: z.string(), text: z.string() }).optional(),
+    /** True when the memory was stored pinned. */
+    pinned: z.boolean().optional(),
   })
   .openapi('MemoryChange');
 
@@ -156,6 +162,8 @@ export const AddMemorySchema = z
     kind: KindSchema.default('preference'),
     text: text(2000),
     sql: z.string().max(4000).nullable().optional(),
+    /** Store it pinned (always recalled); default false. */
+    pinned: z.boolean().optional(),
   })
   .openapi('NewMemory');
 
@@ -165,6 +173,8 @@ export const EditMemorySchema = z
     kind: KindSchema.optional(),
     text: text(2000).optional(),
     sql: z.string().max(4000).nullable().optional(),
+    /** Pin (true) or unpin (false); alone, it changes nothing else (no re-embedding). */
+    pinned: z.boolean().optional(),
   })
   .openapi('MemoryEdit');
 

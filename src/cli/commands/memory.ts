@@ -1,5 +1,5 @@
 /**
- * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed`:
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin`:
  * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
  * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
  * printed). Commands that only read or change statuses work without the embedding model.
@@ -31,6 +31,8 @@ export const MEMORY_SUBCOMMANDS = [
   'off',
   'on',
   'reembed',
+  'pin',
+  'unpin',
 ] as const;
 /** See {@link MEMORY_SUBCOMMANDS}. */
 export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
@@ -48,6 +50,8 @@ export interface MemoryCommandOptions extends GlobalOptions {
   purge?: boolean;
   /** `add --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
   until?: string;
+  /** `add --pin`: store the memory pinned (always recalled). */
+  pin?: boolean;
 }
 
 function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind {
@@ -64,7 +68,8 @@ export function memoryLine(memory: Memory, similarity?: number): string {
   const until = memory.expiresAt
     ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${memory.expiresAt.slice(0, 10)})`)
     : '';
-  return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${until}${sql}`;
+  const pinned = memory.pinned ? pc.green(' (pinned)') : '';
+  return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
@@ -152,11 +157,22 @@ export async function runMemory(
           await optionalSchema(runtime),
           { expiresAt },
         );
+        if (opts.pin) {
+          for (const change of result.changes) {
+            if (!change.id || change.action === 'DELETE') continue;
+            await memory.store.write(scope, [
+              { op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' },
+            ]);
+            change.pinned = true;
+          }
+        }
         out({ scope, ...result }, () => {
           for (const c of result.changes) {
             if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
             const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
-            io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}\n`);
+            io.stdout.write(
+              `${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}${c.pinned ? ' (pinned)' : ''}\n`,
+            );
           }
           for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
         });
@@ -217,6 +233,20 @@ export async function runMemory(
         );
         return 0;
       }
+      case 'pin':
+      case 'unpin': {
+        const id = await resolveId(memory, scope, args[0]);
+        const pinned = sub === 'pin';
+        const [written] = await memory.store.write(scope, [
+          { op: 'pin', id, pinned, reason: pinned ? 'user pinned' : 'user unpinned' },
+        ]);
+        out({ scope, memory: written?.memory ?? null }, () =>
+          io.stdout.write(
+            `${pinned ? 'Pinned' : 'Unpinned'} [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}${pinned ? ' (always recalled)' : ''}\n`,
+          ),
+        );
+        return 0;
+      }
       case 'restore': {
         const id = await resolveId(memory, scope, args[0]);
         const [written] = await memory.store.write(scope, [{ op: 'restore', id, reason: 'user restored' }]);
@@ -268,10 +298,18 @@ export async function runMemory(
           throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
         }
         const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
-        out({ scope, imported: result.imported, duplicates: result.duplicates }, () =>
-          io.stdout.write(
-            `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
-          ),
+        out(
+          { scope, imported: result.imported, duplicates: result.duplicates, superseded: result.superseded },
+          () => {
+            io.stdout.write(
+              `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
+            );
+            for (const s of result.superseded) {
+              io.stdout.write(
+                `Replaced [${s.id.slice(0, 8)}] ${s.text} (by imported [${s.by.slice(0, 8)}]; undo: sqlrecall memory restore ${s.id.slice(0, 8)})\n`,
+              );
+            }
+          },
         );
         return 0;
       }

@@ -107,6 +107,14 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 2,
+    description: 'pinned memories (always recalled); history records the pinned state it set',
+    statements: [
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS pinned boolean NOT NULL DEFAULT false',
+      'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS pinned boolean',
+    ],
+  },
+  {
     // Issue 15: exact term recall in SQL. `term_words` holds the stemmed content words of the term
     // a memory defines ('{}' when it defines none; NULL until filled in by `fillTermWords`); a
     // question recalls the rows whose words are all among its own (`term_words <@ $words`, GIN).

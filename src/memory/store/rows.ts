@@ -16,7 +16,7 @@ import type { Row } from './sql-client.js';
 
 /** Columns selected for a {@link Memory} (never the embedding). */
 export const MEMORY_COLUMNS =
-  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at';
+  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at, pinned';
 
 /** Same, qualified with a table alias. */
 export function memoryColumns(alias: string): string {
@@ -27,7 +27,7 @@ export function memoryColumns(alias: string): string {
 
 /** Columns selected for a {@link MemoryHistoryEntry}. */
 export const HISTORY_COLUMNS =
-  'id, memory_id, action, old_text, new_text, reason, old_sql, new_sql, created_at';
+  'id, memory_id, action, old_text, new_text, reason, old_sql, new_sql, pinned, created_at';
 
 /**
  * Normalises text for dedup: trim, collapse every run of whitespace to one space, lower-case
@@ -80,6 +80,7 @@ export function memoryFromRow(row: Row): Memory {
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
     expiresAt: isoOrNull(row.expires_at),
+    pinned: row.pinned === true,
   };
 }
 
@@ -102,6 +103,7 @@ export function historyFromRow(row: Row): MemoryHistoryEntry {
     reason: textOrNull(row.reason),
     oldSql: textOrNull(row.old_sql),
     newSql: textOrNull(row.new_sql),
+    pinned: row.pinned === null || row.pinned === undefined ? null : row.pinned === true,
     createdAt: isoTime(row.created_at),
   };
 }

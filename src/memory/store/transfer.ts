@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { SqlrecallError } from '../../core/errors.js';
 import { MEMORY_KINDS, type MemoryKind } from '../../core/memory.js';
+import { conflictsByRule } from '../reconcile.js';
 import { readEmbeddingMeta } from './migrations.js';
 import { contentHash, HISTORY_COLUMNS, historyFromRow, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
 import { type ScopeRef, scopeColumns, scopeCondition } from './scope.js';
@@ -74,6 +75,7 @@ const importSchema = z.object({
       supersedes: z.string().nullish(),
       sourceMessageId: z.string().nullish(),
       expiresAt: z.string().nullish(),
+      pinned: z.boolean().optional(),
     }),
   ),
   history: z
@@ -84,6 +86,7 @@ const importSchema = z.object({
         oldText: z.string().nullish(),
         newText: z.string().nullish(),
         reason: z.string().nullish(),
+        pinned: z.boolean().nullish(),
         createdAt: z.string().nullish(),
       }),
     )
@@ -94,6 +97,10 @@ const importSchema = z.object({
  * Imports an export document into `ref`'s scope: embeds first (no transaction held while the
  * model runs), then inserts in one transaction under the scope lock. A memory is skipped as a
  * duplicate when one with the same content hash and status already exists in the scope.
+ * `pinned` is carried. Imported active preferences go through the same conflict rule as `memory
+ * add` (issue 12, point 2; `conflictsByRule`): one that filters the same column as an active
+ * preference already in the scope, with other constants, supersedes it (history SUPERSEDE on the
+ * old one, `supersedes` on the new one); these are listed in the result's `superseded`.
  */
 export async function importScope(
   client: SqlClient,
@@ -119,6 +126,16 @@ export async function importScope(
   return client.transaction(async (tx: SqlSession) => {
     await lockScope(tx, ref);
     const ctx = { tx, ref, ...embedding };
+    // Active preferences with SQL that were in the scope before this import: candidates to supersede.
+    const before = (
+      await tx.query(
+        `SELECT ${MEMORY_COLUMNS} FROM sqlrecall_memories
+         WHERE ${scopeCondition(ref, 1, 2)} AND status = 'active' AND kind = 'preference' AND sql IS NOT NULL
+         ORDER BY seq`,
+        [ref.key, ref.id],
+      )
+    ).map(memoryFromRow);
+    const superseded: MemoryImportResult['superseded'] = [];
     const idMap: Record<string, string> = {};
     const created = new Set<string>();
     let duplicates = 0;
@@ -140,11 +157,30 @@ export async function importScope(
         throw new SqlrecallError('internal', 'An imported memory collided with an active duplicate.');
       idMap[memory.id] = inserted.id;
       created.add(inserted.id);
+      if (inserted.status !== 'active') continue;
+      for (const old of before) {
+        if (superseded.some((s) => s.id === old.id) || !(await conflictsByRule(old, inserted))) continue;
+        await tx.query(
+          `UPDATE sqlrecall_memories SET status = 'superseded', updated_at = clock_timestamp()
+           WHERE id = $1 AND ${scopeCondition(ref, 2, 3)}`,
+          [old.id, ref.key, ref.id],
+        );
+        await tx.query('UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2', [old.id, inserted.id]);
+        await appendHistory(
+          ctx,
+          old.id,
+          'SUPERSEDE',
+          old.text,
+          inserted.text,
+          'imported: same column, different value: the newer preference replaces the older (rule)',
+        );
+        superseded.push({ id: old.id, text: old.text, by: inserted.id });
+      }
     }
     for (const memory of memories) {
       const id = idMap[memory.id];
       const target = memory.supersedes ? idMap[memory.supersedes] : undefined;
-      if (id && created.has(id) && target) {
+      if (id && created.has(id) && target && !superseded.some((s) => s.by === id)) {
         await tx.query('UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2', [target, id]);
       }
     }
@@ -154,8 +190,8 @@ export async function importScope(
       if (!id || !created.has(id)) continue;
       withHistory.add(id);
       await tx.query(
-        `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9::timestamptz, clock_timestamp()))`,
+        `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, created_at, pinned)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9::timestamptz, clock_timestamp()), $10)`,
         [
           id,
           ...scopeColumns(ref),
@@ -164,6 +200,7 @@ export async function importScope(
           entry.newText ?? null,
           entry.reason ?? null,
           entry.createdAt ?? null,
+          entry.pinned ?? null,
         ],
       );
     }
@@ -173,7 +210,7 @@ export async function importScope(
         await appendHistory(ctx, id, 'ADD', null, memory.text, 'imported');
       }
     }
-    return { imported: created.size, duplicates, idMap };
+    return { imported: created.size, duplicates, idMap, superseded };
   });
 }
 

@@ -116,6 +116,13 @@ export interface MemoryImportResult {
   duplicates: number;
   /** Map from the ids in the document to the ids created. */
   idMap: Record<string, string>;
+  /**
+   * Active preferences of the scope that an imported active preference superseded by the
+   * reconciliation rule (`conflictsByRule` in `memory/reconcile.ts`: same column, different
+   * constants — the imported one wins, as the newer word): the old memory's id and text, and the
+   * id of the imported memory that replaced it. History keeps both; `restore` undoes it.
+   */
+  superseded: { id: string; text: string; by: string }[];
 }
 
 /** Options of {@link SqlMemoryStore.deleteAll}. */

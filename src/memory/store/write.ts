@@ -97,8 +97,8 @@ export async function insertMemory(
 ): Promise<Memory | null> {
   const rows = await ctx.tx.query(
     `INSERT INTO sqlrecall_memories (id, scope_key, scope_user, scope_team, kind, text, sql, tables, columns,
-       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17)
+       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words, pinned)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17, $18)
      ON CONFLICT (scope_key, content_hash) WHERE status = 'active' DO NOTHING
      RETURNING ${MEMORY_COLUMNS}`,
     [
@@ -117,6 +117,7 @@ export async function insertMemory(
       memory.sourceMessageId ?? null,
       memory.expiresAt ?? null,
       termWordsOf(memory.kind, memory.text),
+      memory.pinned === true,
     ],
   );
   return rows[0] ? memoryFromRow(rows[0]) : null;
@@ -228,7 +229,9 @@ async function applySupersede(
   const existing = await activeByHash(ctx, hash);
   const created = existing
     ? null
-    : await insertMemory(ctx, op.memory, op.embedding, { supersedes: target.id });
+    : await insertMemory(ctx, { ...op.memory, pinned: op.memory.pinned ?? target.pinned }, op.embedding, {
+        supersedes: target.id,
+      });
   const successor = created ?? existing;
   await appendHistory(ctx, target.id, 'SUPERSEDE', target.text, op.memory.text, op.reason ?? null);
   if (created) await appendHistory(ctx, created.id, 'ADD', null, created.text, `supersedes ${target.id}`);
@@ -281,6 +284,33 @@ async function applyRestore(
   return { op: 'restore', memory: restored };
 }
 
+async function applyPin(ctx: WriteContext, op: Extract<MemoryOp, { op: 'pin' }>): Promise<MemoryWriteResult> {
+  const target = await findInScope(ctx, op.id);
+  if (!target) throw memoryNotFound(op.id);
+  const pinned = op.pinned === true;
+  const rows = await ctx.tx.query(
+    `UPDATE sqlrecall_memories SET pinned = $1, updated_at = clock_timestamp()
+     WHERE id = $2 AND ${scopeCondition(ctx.ref, 3, 4)} RETURNING ${MEMORY_COLUMNS}`,
+    [pinned, target.id, ctx.ref.key, ctx.ref.id],
+  );
+  const changed = memoryFromRow(rows[0] as Record<string, unknown>);
+  const same = target.pinned === pinned;
+  await ctx.tx.query(
+    `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, pinned)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      target.id,
+      ...scopeColumns(ctx.ref),
+      same ? 'NOOP' : 'UPDATE',
+      target.text,
+      target.text,
+      op.reason ?? (same ? `already ${pinned ? 'pinned' : 'unpinned'}` : pinned ? 'pinned' : 'unpinned'),
+      pinned,
+    ],
+  );
+  return { op: 'pin', memory: changed };
+}
+
 async function applyNoop(
   ctx: WriteContext,
   op: Extract<MemoryOp, { op: 'noop' }>,
@@ -309,6 +339,9 @@ export async function applyOps(ctx: WriteContext, ops: readonly MemoryOp[]): Pro
         break;
       case 'restore':
         results.push(await applyRestore(ctx, op));
+        break;
+      case 'pin':
+        results.push(await applyPin(ctx, op));
         break;
       case 'noop':
         results.push(await applyNoop(ctx, op));

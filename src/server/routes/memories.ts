@@ -73,7 +73,7 @@ const routes = {
     method: 'patch',
     path: '/api/memories/{id}',
     tags,
-    summary: 'Edit an active memory (history keeps the old text)',
+    summary: 'Edit an active memory (history keeps the old text); `pinned` pins or unpins it',
     request: { params: z.object({ id: IdSchema }), query: ScopeQuery, ...jsonBody(EditMemorySchema) },
     responses: json(MemoryOut.extend({ problems: z.array(z.string()) })),
   }),
@@ -121,12 +121,21 @@ const routes = {
     method: 'post',
     path: '/api/memories/import',
     tags,
-    summary: 'Import an export document into the scope (re-embedded, duplicates skipped)',
+    summary:
+      'Import an export document into the scope (re-embedded, duplicates skipped; a conflicting preference supersedes)',
     request: {
       query: ScopeQuery,
       ...jsonBody(z.object({ format: z.literal('sqlrecall-memory') }).passthrough()),
     },
-    responses: json(z.object({ scope: ScopeOut, imported: z.number(), duplicates: z.number() })),
+    responses: json(
+      z.object({
+        scope: ScopeOut,
+        imported: z.number(),
+        duplicates: z.number(),
+        /** Active preferences replaced by an imported one (same column, other value; restorable). */
+        superseded: z.array(z.object({ id: z.string(), text: z.string(), by: z.string() })),
+      }),
+    ),
   }),
   getEnabled: createRoute({
     method: 'get',
@@ -190,6 +199,14 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
       await optionalSchema(deps),
     );
+    if (body.pinned) {
+      const { store } = await deps.memory();
+      for (const change of result.changes) {
+        if (!change.id || change.action === 'DELETE') continue;
+        await store.write(s, [{ op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' }]);
+        change.pinned = true;
+      }
+    }
     return c.json({ scope: s, ...result } as Out, 200);
   });
 
@@ -200,13 +217,28 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const current = await owned(s, id);
     if (current.status !== 'active')
       throw apiError('not_found', 'This memory is not active; restore it first.');
-    const { service } = await deps.memory();
-    const edited = await service.edit(
-      s,
-      current,
-      { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql },
-      await optionalSchema(deps),
-    );
+    const { service, store } = await deps.memory();
+    const changesContent = body.kind !== undefined || body.text !== undefined || body.sql !== undefined;
+    const edited =
+      changesContent || body.pinned === undefined
+        ? await service.edit(
+            s,
+            current,
+            { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql },
+            await optionalSchema(deps),
+          )
+        : { memory: current, problems: [] as string[] };
+    if (body.pinned !== undefined) {
+      const [written] = await store.write(s, [
+        {
+          op: 'pin',
+          id: edited.memory.id,
+          pinned: body.pinned,
+          reason: body.pinned ? 'user pinned' : 'user unpinned',
+        },
+      ]);
+      if (written?.memory) edited.memory = written.memory;
+    }
     return c.json({ scope: s, memory: edited.memory, problems: edited.problems } as Out, 200);
   });
 
@@ -256,7 +288,15 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const doc = c.req.valid('json');
     const { store, embedder } = await deps.memory();
     const result = await store.import(s, doc, (texts) => embedder.embed(texts));
-    return c.json({ scope: s, imported: result.imported, duplicates: result.duplicates } as Out, 200);
+    return c.json(
+      {
+        scope: s,
+        imported: result.imported,
+        duplicates: result.duplicates,
+        superseded: result.superseded,
+      } as Out,
+      200,
+    );
   });
 
   app.openapi(routes.getEnabled, async (c) => {
