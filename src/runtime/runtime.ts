@@ -145,6 +145,8 @@ export class Runtime {
       statementTimeoutMs: this.config.statementTimeoutMs,
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
+      // Saved examples answer without the model when it is down or `--no-model` (issue 19).
+      examples: memory?.store,
     });
     if (memory) {
       const { schema } = await assistant.schema();

@@ -34,6 +34,10 @@ export interface AskJson {
   memoryProblems?: string[];
   /** The conversation of this turn (continue it with `--conversation ID`). */
   conversationId?: string;
+  /** Set when the answer was made without the model (issue 19): `example` or `rules`. */
+  path?: 'model' | 'example' | 'rules';
+  /** The saved example reused (path `example`). */
+  exampleId?: string;
   error?: { code: string; message: string };
 }
 
@@ -49,6 +53,8 @@ export interface AnswerOptions {
   conversationId?: string;
   /** Memory ids (or prefixes) to skip for this question. */
   without?: string[];
+  /** Answer only from saved examples and rules (`--no-model`). */
+  noModel?: boolean;
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -89,6 +95,7 @@ export async function answerQuestion(
       team: options.team,
       conversationId: options.conversationId,
       without: options.without,
+      ...(options.noModel ? { noModel: true } : {}),
     })) {
       switch (step.type) {
         case 'sql':
@@ -125,6 +132,15 @@ export async function answerQuestion(
           break;
         case 'classified':
           doc.kind = step.kind;
+          break;
+        case 'fallback':
+          spinner.stop();
+          doc.path = step.path;
+          if (step.exampleId) doc.exampleId = step.exampleId;
+          if (human)
+            io.stderr.write(
+              `${pc.dim(step.path === 'example' ? `reused example [${step.exampleId!.slice(0, 8)}] (${step.why})` : `rule-based answer (${step.why})`)}\n`,
+            );
           break;
         case 'reply':
           spinner.stop();
@@ -180,7 +196,13 @@ export function warnTo(io: CliIO): (message: string) => void {
 /** Runs `ask`. */
 export async function runAsk(
   io: CliIO,
-  opts: GlobalOptions & { answer?: boolean; conversation?: string; continue?: boolean; without?: string[] },
+  opts: GlobalOptions & {
+    answer?: boolean;
+    conversation?: string;
+    continue?: boolean;
+    without?: string[];
+    noModel?: boolean;
+  },
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
@@ -202,6 +224,7 @@ export async function runAsk(
       skipAnswer: opts.answer === false,
       conversationId,
       without: opts.without,
+      noModel: opts.noModel,
     });
   } catch (error) {
     const err = toSqlrecallError(error);
