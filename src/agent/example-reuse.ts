@@ -280,7 +280,6 @@ export function substituteSlots(sql: string, changes: { slot: ExampleSlot; newVa
       if (!/^\d+(\.\d+)?$/.test(newValue)) throw new Error(`not a plain number: ${newValue}`);
       text = newValue;
     } else {
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
       if (/[\u0000-\u001f\\]/.test(newValue)) throw new Error('value holds a control character or backslash');
       text = `'${newValue.replace(/'/g, "''")}'`;
     }
