@@ -62,10 +62,19 @@ export interface FallbackAnswer {
 export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the address of your Ollama server)';
 
 /**
- * The error for a question that neither an example nor a rule answers with certainty.
- * Code `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
+ * The error for a question that neither an example nor a rule answers with certainty: the model's
+ * own error (code, message, details) extended by that sentence, or, for `--no-model`, code
+ * `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
  */
 export function modelNeededError(reason: string, cause?: unknown): SqlrecallError {
+  if (cause instanceof SqlrecallError) {
+    // Keep the model error's own words (which server, why) and say that nothing else could answer.
+    return new SqlrecallError(
+      cause.code,
+      `${cause.message} This question needs the model: no saved example or simple rule answers it with certainty.`,
+      { cause, details: { ...cause.details, hint: cause.details.hint ?? MODEL_NEEDED_HINT } },
+    );
+  }
   return new SqlrecallError(
     'model_unreachable',
     `This question needs the model (${reason}): no saved example or simple rule answers it with certainty. Start Ollama with \`ollama serve\`.`,
