@@ -115,6 +115,13 @@ describe('example reuse (pure parts)', () => {
     expect(out).toBe("SELECT name FROM customers c WHERE c.country = 'Côte d''Ivoire' LIMIT 10");
   });
 
+  it('a text value not compared with one table column cannot be confirmed, so it is not a reusable slot', async () => {
+    const sql = "SELECT name FROM customers WHERE upper(country) = upper('India')";
+    const slots = await exampleSlots(sql, 'customers from India', schema);
+    expect(slots).toHaveLength(1);
+    expect(slots[0]!.column).toBeNull();
+  });
+
   it('aligns only questions that differ in the values alone, and refuses ambiguity', () => {
     const slots = [{ value: 'India', kind: 'string' as const }];
     expect(alignQuestion('customers from India', slots, 'customers from United States')).toEqual([
@@ -133,12 +140,13 @@ describe('example reuse (pure parts)', () => {
           schema: 'public',
           name: 'products',
           kind: 'table',
+          primaryKey: ['id'],
           columns: [
             { name: 'name', type: 'text', domainBaseType: null },
             { name: 'price', type: 'numeric(10,2)', domainBaseType: null },
           ],
         },
-        { schema: 'public', name: 'order_items', kind: 'table', columns: [] },
+        { schema: 'public', name: 'order_items', kind: 'table', primaryKey: [], columns: [] },
       ],
     } as unknown as Schema;
     expect(ruleSql('How many products are there?', shop)?.sql).toBe(
@@ -146,7 +154,7 @@ describe('example reuse (pure parts)', () => {
     );
     expect(ruleSql('how many order items', shop)?.rule).toBe('count');
     expect(ruleSql('top 5 products by price', shop)?.sql).toBe(
-      'SELECT * FROM public.products WHERE price IS NOT NULL ORDER BY price DESC LIMIT 5',
+      'SELECT * FROM public.products WHERE price IS NOT NULL ORDER BY price DESC, id LIMIT 5',
     );
     expect(ruleSql('top 5 products by name', shop)).toBeNull(); // not numeric
     expect(ruleSql('how many products did we sell last month?', shop)).toBeNull();
@@ -200,6 +208,27 @@ describe.each(ENGINES)('answers without the model (%s)', (engine) => {
       "SELECT sum(s.amount) AS total FROM sales s WHERE s.region = 'Asia' AND s.year = 2024",
     );
     expect(outcome.result?.rows).toEqual([['4001']]);
+  });
+
+  it('does not reuse an example whose changed value is not compared with a known column', async () => {
+    const examples: ExampleSource = {
+      list: async () => [
+        example(
+          'dora',
+          '33333333-0000-4000-8000-000000000001',
+          'customers called Asha',
+          "SELECT name FROM customers WHERE lower(name) = lower('Asha')",
+        ),
+      ],
+    };
+    const same = await drain(
+      assistant(examples as never).ask({ user: 'dora', message: 'customers called asha' }),
+    );
+    expect(same.outcome.result?.rows).toEqual([['Asha']]);
+    const error = await drain(
+      assistant(examples as never).ask({ user: 'dora', message: 'customers called Chen' }),
+    ).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
   });
 
   it('does not substitute a value the database does not confirm', async () => {

@@ -104,9 +104,14 @@ export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
     if (!table || !column || n < 1 || n > MAX_TOP_N) return null;
     if (!NUMERIC_TYPE.test(column.domainBaseType ?? column.type)) return null;
     const dir = top[1]!.toLowerCase() === 'top' ? 'DESC' : 'ASC';
+    // Ties are broken by the primary key, so the same question always returns the same rows.
+    const ties = table.primaryKey
+      .filter((k) => k !== column.name)
+      .map((k) => `, ${quoteIdent(k)}`)
+      .join('');
     return {
       rule: 'top-n',
-      sql: `SELECT * FROM ${rel(table)} WHERE ${quoteIdent(column.name)} IS NOT NULL ORDER BY ${quoteIdent(column.name)} ${dir} LIMIT ${n}`,
+      sql: `SELECT * FROM ${rel(table)} WHERE ${quoteIdent(column.name)} IS NOT NULL ORDER BY ${quoteIdent(column.name)} ${dir}${ties} LIMIT ${n}`,
       reading: `table ${table.schema}.${table.name}, column ${column.name}, ${dir === 'DESC' ? 'largest' : 'smallest'} ${n}`,
     };
   }
