@@ -157,6 +157,21 @@ describe('example reuse (pure parts)', () => {
       'SELECT * FROM public.products WHERE price IS NOT NULL ORDER BY price DESC, id LIMIT 5',
     );
     expect(ruleSql('top 5 products by name', shop)).toBeNull(); // not numeric
+    expect(ruleSql('how many products are there per category', shop)).toBeNull(); // no such column
+    const withCategory = {
+      tables: [
+        {
+          ...shop.tables[0]!,
+          columns: [
+            ...shop.tables[0]!.columns,
+            { name: 'category_name', type: 'text', domainBaseType: null },
+          ],
+        },
+      ],
+    } as unknown as Schema;
+    expect(ruleSql('how many products are there per category', withCategory)?.sql).toBe(
+      'SELECT category_name, count(*) AS count FROM public.products GROUP BY category_name ORDER BY count DESC, category_name',
+    );
     expect(ruleSql('how many products did we sell last month?', shop)).toBeNull();
     expect(ruleSql('how many widgets are there', shop)).toBeNull();
   });

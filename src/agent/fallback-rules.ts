@@ -52,11 +52,18 @@ function resolveTable(phrase: string, schema: Schema): Table | null {
   return found.length === 1 ? found[0]! : null;
 }
 
-function resolveColumn(phrase: string, table: Table): Column | null {
+/**
+ * The one column whose name the phrase is; failing that, for grouping only, the one column named
+ * `<phrase>_name` (a common naming convention: "per country" → `country_name`).
+ */
+function resolveColumn(phrase: string, table: Table, allowNameSuffix = false): Column | null {
   const key = nameKey(phrase);
   if (!key) return null;
   const found = table.columns.filter((c) => nameKey(c.name) === key);
-  return found.length === 1 ? found[0]! : null;
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1 || !allowNameSuffix) return null;
+  const named = table.columns.filter((c) => nameKey(c.name) === `${key} name`);
+  return named.length === 1 ? named[0]! : null;
 }
 
 function rel(table: Table): string {
@@ -74,7 +81,7 @@ const COUNT = [
 const LIST = [shape(`(?:list|show(?: me)?|get|give me)(?: all| the| all the| every)? ${PHRASE}`)];
 const TOP = shape(`(?:show(?: me)? )?(?:the )?(top|bottom) (\\d{1,4}) ${PHRASE} by ${PHRASE}`);
 const GROUP = [
-  shape(`how many ${PHRASE} (?:are there )?(?:per|by|for each|in each) ${PHRASE}`),
+  shape(`how many ${PHRASE} (?:are there )?(?:per|by|for each|in each|in every) ${PHRASE}`),
   shape(`(?:the )?(?:number|count) of ${PHRASE} (?:per|by|for each|in each) ${PHRASE}`),
 ];
 
@@ -87,7 +94,7 @@ export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
     const m = re.exec(question);
     if (!m) continue;
     const table = resolveTable(m[1]!, schema);
-    const column = table && resolveColumn(m[2]!, table);
+    const column = table && resolveColumn(m[2]!, table, true);
     if (!table || !column) return null;
     const col = quoteIdent(column.name);
     return {
