@@ -72,7 +72,17 @@ export function modelNeededError(reason: string, cause?: unknown): SqlrecallErro
     return new SqlrecallError(
       cause.code,
       `${cause.message} This question needs the model: no saved example or simple rule answers it with certainty.`,
-      { cause, details: { ...cause.details, hint: cause.details.hint ?? MODEL_NEEDED_HINT } },
+      {
+        cause,
+        details: {
+          ...cause.details,
+          // Always say how to start the model, whichever model call failed first.
+          hint:
+            typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
+              ? cause.details.hint
+              : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
+        },
+      },
     );
   }
   return new SqlrecallError(
