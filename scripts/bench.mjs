@@ -107,6 +107,13 @@ const REGISTRY = [
     quick: ['--quick'],
     full: [],
   },
+  {
+    name: 'examples-fallback',
+    title: 'Answers without the model: saved examples and rules on held-out defog questions',
+    script: 'bench/examples-fallback.ts',
+    quick: ['--quick'],
+    full: [],
+  },
 ];
 
 function run(cmd, argv, env = {}) {

@@ -7,11 +7,13 @@ import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
+import { estimateTokens } from '../core/tokens.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
-import { estimateTokens } from '../core/tokens.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
+import type { ExampleReuseOptions } from './example-reuse.js';
+import { answerWithoutModel, type ExampleSource, modelNeededError } from './fallback.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
@@ -58,6 +60,15 @@ export interface AssistantOptions {
   allowTables?: readonly string[];
   /** Long-term memory and conversation context; without it every message is a plain question. */
   memory?: MemoryHook;
+  /**
+   * Saved examples for answers without the model (issue 19); usually the memory store. Without it
+   * only the rules answer when the model is down.
+   */
+  examples?: ExampleSource;
+  /** Thresholds of example reuse (see `example-reuse.ts`). */
+  reuse?: ExampleReuseOptions;
+  /** Answer from examples and rules when the model is unreachable (default true). */
+  fallback?: boolean;
 }
 
 /** One question. */
@@ -76,7 +87,12 @@ export interface AskInput {
   without?: string[];
   /** A plain-language "forget …" in the message may delete (`ask --yes`); default false: it asks first. */
   confirmDeletes?: boolean;
+  /** Answer only from saved examples and rules, never calling the model (`ask --no-model`). */
+  noModel?: boolean;
 }
+
+/** Model errors after which the question is answered without the model, if an example or rule fits. */
+const MODEL_DOWN = new Set(['model_unreachable', 'model_missing']);
 
 /** Answers questions about one database. */
 export class Assistant {
@@ -161,6 +177,71 @@ export class Assistant {
    */
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
     const { schema } = await this.schema();
+    if (input.noModel) return yield* this.withoutModel(input, schema, '--no-model', undefined);
+    try {
+      return yield* this.withModel(input, schema);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (this.options.fallback === false || typeof code !== 'string' || !MODEL_DOWN.has(code)) throw error;
+      return yield* this.withoutModel(input, schema, `the model is not available (${code})`, error);
+    }
+  }
+
+  /**
+   * Answers from a saved example or a rule (issue 19); memory is neither classified nor learned
+   * from (both need the model). The original error (or a "model needed" one) when neither fits.
+   */
+  private async *withoutModel(
+    input: AskInput,
+    schema: Schema,
+    why: string,
+    modelError: unknown,
+  ): AsyncGenerator<Step, AskOutcome> {
+    const found = await answerWithoutModel({
+      question: input.message,
+      user: input.user,
+      team: input.team,
+      schema,
+      db: this.options.db,
+      examples: this.options.examples,
+      allowTables: this.options.allowTables,
+      maxRows: this.options.maxRows ?? 1000,
+      timeoutMs: this.options.statementTimeoutMs ?? 30_000,
+      signal: input.signal,
+      reuse: this.options.reuse,
+    });
+    if (!found) throw modelNeededError(why, modelError);
+    yield {
+      type: 'fallback',
+      path: found.path,
+      ...(found.exampleId ? { exampleId: found.exampleId } : {}),
+      why,
+      explanation: found.explanation,
+    };
+    yield { type: 'sql', sql: found.sql, attempt: 1 };
+    yield { type: 'rows', result: found.result };
+    const answer = input.skipAnswer ? null : found.explanation;
+    if (answer !== null) {
+      yield { type: 'answer_token', text: answer };
+      yield { type: 'answer', text: answer };
+    }
+    const outcome: AskOutcome = {
+      question: input.message,
+      sql: found.sql,
+      result: found.result,
+      answer,
+      attempts: [{ sql: found.sql }],
+      appliedMemories: [],
+      path: found.path,
+      ...(found.exampleId ? { exampleId: found.exampleId } : {}),
+      ...(input.conversationId !== undefined ? { conversationId: input.conversationId } : {}),
+    };
+    yield { type: 'done', outcome };
+    return outcome;
+  }
+
+  /** The pipeline with the model (memory turn, generation, answer). */
+  private async *withModel(input: AskInput, schema: Schema): AsyncGenerator<Step, AskOutcome> {
     const turn = await this.options.memory?.begin({ ...input, schema });
     if (turn)
       yield { type: 'classified', kind: turn.classification.kind, source: turn.classification.source };

@@ -157,8 +157,13 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option('-y, --yes', 'let a "forget …" in the question delete the memory it names without asking')
+    .option('--no-model', 'answer only from saved examples and simple rules, never calling the model')
     .action(async function (this: Command, words: string[]) {
-      setExit(await (await import('./commands/ask.js')).runAsk(io, this.optsWithGlobals(), words.join(' ')));
+      // `--no-model` shares its attribute with the global `--model <name>`: keep the name a string.
+      const opts = this.optsWithGlobals();
+      const noModel = this.opts().model === false || opts.model === false;
+      if (typeof opts.model !== 'string') delete opts.model;
+      setExit(await (await import('./commands/ask.js')).runAsk(io, { ...opts, noModel }, words.join(' ')));
     });
 
   program

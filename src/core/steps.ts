@@ -48,6 +48,11 @@ export type Step =
   | { type: 'remembered'; changes: MemoryChange[]; problems: string[] }
   /** A message answered without SQL (an instruction, a memory command, a greeting). */
   | { type: 'reply'; text: string }
+  /**
+   * Answered without the model (issue 19): from a saved example (`exampleId`) or a rule. `why` says
+   * why the model was not used (`--no-model`, or the model error).
+   */
+  | { type: 'fallback'; path: 'example' | 'rules'; exampleId?: string; why: string; explanation: string }
   | { type: 'done'; outcome: AskOutcome };
 
 /** Final outcome of one question (the `ask --json` document minus the question). */
@@ -76,4 +81,8 @@ export interface AskOutcome {
    * writing SQL): its reason, possibly ''. `sql` is then null and `answer` says so honestly.
    */
   unanswerable?: string;
+  /** Which path produced the SQL: the model, a saved example or a rule (issue 19); absent = model. */
+  path?: 'model' | 'example' | 'rules';
+  /** The saved example reused (path `example`). */
+  exampleId?: string;
 }

@@ -63,6 +63,10 @@ export class Runtime {
     try {
       return await this.memory();
     } catch (error) {
+      // Model server down: open the store anyway (its saved examples answer without the model,
+      // issue 19); the question itself then fails over to examples and rules.
+      if (isSqlrecallError(error, 'model_unreachable'))
+        return await this.memory({ allowWithoutEmbeddings: true }).catch(() => undefined);
       if (!isSqlrecallError(error, 'model_missing')) throw error;
       this.hooks.warn?.(
         `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (run \`ollama pull ${this.config.embedModel}\`).`,
@@ -147,6 +151,8 @@ export class Runtime {
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
       sqlMaxTokens: this.config.maxSqlTokens,
+      // Saved examples answer without the model when it is down or `--no-model` (issue 19).
+      examples: memory?.store,
     });
     if (memory) {
       const { schema } = await assistant.schema();

@@ -41,6 +41,10 @@ export interface AskJson {
   memoryProblems?: string[];
   /** The conversation of this turn (continue it with `--conversation ID`). */
   conversationId?: string;
+  /** Set when the answer was made without the model (issue 19): `example` or `rules`. */
+  path?: 'model' | 'example' | 'rules';
+  /** The saved example reused (path `example`). */
+  exampleId?: string;
   error?: { code: string; message: string };
 }
 
@@ -60,6 +64,8 @@ export interface AnswerOptions {
   without?: string[];
   /** `--yes`: a plain-language "forget …" may delete without asking. */
   confirmDeletes?: boolean;
+  /** Answer only from saved examples and rules (`--no-model`). */
+  noModel?: boolean;
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -102,6 +108,7 @@ export async function answerQuestion(
       conversationId: options.conversationId,
       without: options.without,
       confirmDeletes: options.confirmDeletes,
+      ...(options.noModel ? { noModel: true } : {}),
     })) {
       switch (step.type) {
         case 'sql':
@@ -140,6 +147,15 @@ export async function answerQuestion(
           break;
         case 'classified':
           doc.kind = step.kind;
+          break;
+        case 'fallback':
+          spinner.stop();
+          doc.path = step.path;
+          if (step.exampleId) doc.exampleId = step.exampleId;
+          if (human)
+            io.stderr.write(
+              `${pc.dim(step.path === 'example' ? `reused example [${step.exampleId!.slice(0, 8)}] (${step.why})` : `rule-based answer (${step.why})`)}\n`,
+            );
           break;
         case 'reply':
           spinner.stop();
@@ -203,6 +219,7 @@ export async function runAsk(
     continue?: boolean;
     without?: string[];
     yes?: boolean;
+    noModel?: boolean;
   },
   question: string,
 ): Promise<number> {
@@ -229,6 +246,7 @@ export async function runAsk(
       conversationId,
       without: opts.without,
       confirmDeletes: opts.yes === true,
+      noModel: opts.noModel,
     });
     // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
     return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

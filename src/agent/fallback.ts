@@ -1,0 +1,181 @@
+/**
+ * Answers without the model (issue 19): when the chat model is unreachable or `ask --no-model`
+ * asks for it, a question is answered only from the user's saved examples (see
+ * `example-reuse.ts`) or from a rule for the simplest shapes (see `fallback-rules.ts`). When
+ * neither fits with certainty, the answer is an error that says the model is needed and how to
+ * start it (exit 5). Nothing here guesses.
+ */
+import { SqlrecallError } from '../core/errors.js';
+import type { Memory, MemoryScope } from '../core/memory.js';
+import type { DatabaseConnector, QueryResult } from '../core/ports.js';
+import type { Schema } from '../core/schema.js';
+import {
+  confirmValueSql,
+  type ExampleReuseOptions,
+  matchExamples,
+  substituteSlots,
+} from './example-reuse.js';
+import { type RuleAnswer, ruleSql } from './fallback-rules.js';
+import { runCheckedSql } from './run-sql.js';
+
+/** Which path produced an answer: the model, a saved example, or a rule. */
+export type AnswerPath = 'model' | 'example' | 'rules';
+
+/** Where saved examples come from (the memory store's `list`); only the scopes given are read. */
+export interface ExampleSource {
+  list(scope: MemoryScope, options: { kinds: ['example']; statuses: ['active'] }): Promise<Memory[]>;
+  /** Whether memory is on for the scope (off: its examples are not used); absent = on. */
+  isEnabled?(scope: MemoryScope): Promise<boolean>;
+}
+
+/** Inputs of {@link answerWithoutModel}. */
+export interface FallbackInput {
+  question: string;
+  user: string;
+  /** The user's team, whose shared examples also apply (after the user's own). */
+  team?: string;
+  schema: Schema;
+  db: DatabaseConnector;
+  examples?: ExampleSource;
+  allowTables?: readonly string[];
+  maxRows: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  reuse?: ExampleReuseOptions;
+  /** Use saved examples (default true) and rules (default true). */
+  useExamples?: boolean;
+  useRules?: boolean;
+}
+
+/** An answer produced without the model. */
+export interface FallbackAnswer {
+  path: 'example' | 'rules';
+  sql: string;
+  result: QueryResult;
+  /** The example reused (path `example`). */
+  exampleId?: string;
+  /** One sentence saying how the answer was made (shown as the answer text). */
+  explanation: string;
+}
+
+/** The hint shown when the model is needed (exit 5). */
+export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the address of your Ollama server)';
+
+/**
+ * The error for a question that neither an example nor a rule answers with certainty: the model's
+ * own error (code, message, details) extended by that sentence, or, for `--no-model`, code
+ * `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
+ */
+export function modelNeededError(reason: string, cause?: unknown): SqlrecallError {
+  if (cause instanceof SqlrecallError) {
+    // Keep the model error's own words (which server, why) and say that nothing else could answer.
+    return new SqlrecallError(
+      cause.code,
+      `${cause.message} This question needs the model: no saved example or simple rule answers it with certainty.`,
+      {
+        cause,
+        details: {
+          ...cause.details,
+          // Always say how to start the model, whichever model call failed first.
+          hint:
+            typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
+              ? cause.details.hint
+              : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
+        },
+      },
+    );
+  }
+  return new SqlrecallError(
+    'model_unreachable',
+    `This question needs the model (${reason}): no saved example or simple rule answers it with certainty. Start Ollama with \`ollama serve\`.`,
+    { cause, details: { hint: MODEL_NEEDED_HINT, retryable: true } },
+  );
+}
+
+/** The user's active examples, then the team's (never another user's). */
+async function loadExamples(input: FallbackInput): Promise<Memory[]> {
+  if (!input.examples) return [];
+  const query = { kinds: ['example'] as ['example'], statuses: ['active'] as ['active'] };
+  const source = input.examples;
+  const read = async (scope: MemoryScope) =>
+    (await (source.isEnabled?.(scope) ?? true)) ? source.list(scope, query) : [];
+  const own = await read({ user: input.user });
+  if (own.length === 0 && source.isEnabled && !(await source.isEnabled({ user: input.user }))) return [];
+  const team = input.team !== undefined ? await read({ team: input.team }) : [];
+  const byRecent = (a: Memory, b: Memory) => b.updatedAt.localeCompare(a.updatedAt);
+  return [...own.sort(byRecent), ...team.sort(byRecent)];
+}
+
+/**
+ * Tries saved examples, then rules. Returns null when neither fits with certainty.
+ * @throws SqlrecallError `guard_refused`, `db_*` from running the chosen SQL
+ */
+export async function answerWithoutModel(input: FallbackInput): Promise<FallbackAnswer | null> {
+  const run = (sql: string) =>
+    runCheckedSql({
+      db: input.db,
+      sql,
+      schema: input.schema,
+      allowTables: input.allowTables,
+      maxRows: input.maxRows,
+      timeoutMs: input.timeoutMs,
+      signal: input.signal,
+    });
+  if (input.useExamples !== false) {
+    const examples = await loadExamples(input);
+    const matches = await matchExamples(input.question, examples, input.schema, input.reuse);
+    for (const match of matches) {
+      const changes: { slot: (typeof match.slots)[number]['slot']; newValue: string }[] = [];
+      let ok = true;
+      for (const { slot, newValue } of match.slots) {
+        if (slot.kind === 'number' || newValue === slot.value.toLowerCase()) {
+          changes.push({ slot, newValue: slot.kind === 'number' ? newValue : slot.value });
+          continue;
+        }
+        // A new text value must exist in the compared column; its stored spelling is used.
+        if (!slot.column) {
+          ok = false;
+          break;
+        }
+        const found = await run(confirmValueSql(slot.column, newValue)).catch(() => null);
+        const values = found?.result.rows.map((r) => r[0]).filter((v): v is string => typeof v === 'string');
+        if (values?.length !== 1) {
+          ok = false;
+          break;
+        }
+        changes.push({ slot, newValue: values[0]! });
+      }
+      if (!ok) continue;
+      let sql: string;
+      try {
+        sql = substituteSlots(match.example.sql!, changes);
+      } catch {
+        continue;
+      }
+      const { sql: checked, result } = await run(sql);
+      const replaced = changes
+        .filter((c) => c.newValue !== c.slot.value)
+        .map((c) => `${c.slot.value} → ${c.newValue}`);
+      return {
+        path: 'example',
+        sql: checked,
+        result,
+        exampleId: match.example.id,
+        explanation: `Answered without the model: reused example [${match.example.id.slice(0, 8)}] ("${match.example.text}")${replaced.length > 0 ? ` with ${replaced.join(', ')}` : ''}; ${result.rowCount} row(s).`,
+      };
+    }
+  }
+  if (input.useRules !== false) {
+    const rule: RuleAnswer | null = ruleSql(input.question, input.schema);
+    if (rule) {
+      const { sql, result } = await run(rule.sql);
+      return {
+        path: 'rules',
+        sql,
+        result,
+        explanation: `Answered without the model by the rule "${rule.rule}" (${rule.reading}); ${result.rowCount} row(s).`,
+      };
+    }
+  }
+  return null;
+}

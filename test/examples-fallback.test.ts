@@ -1,0 +1,310 @@
+/**
+ * Issue 19: answers without the model. With the model server unreachable (or `noModel`), a
+ * question equal to a saved example but for another country or year returns the right rows (the
+ * literal substituted through the parse tree and confirmed by the database); "how many … are there"
+ * and "top 5 … by …" are answered by rules; anything else fails with the "model needed" hint
+ * (exit 5). Another user's examples are never used.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Assistant } from '../src/agent/assistant.js';
+import { alignQuestion, exampleSlots, substituteSlots } from '../src/agent/example-reuse.js';
+import type { ExampleSource } from '../src/agent/fallback.js';
+import { ruleSql } from '../src/agent/fallback-rules.js';
+import { isSqlrecallError } from '../src/core/errors.js';
+import type { Memory, MemoryScope } from '../src/core/memory.js';
+import type { Schema } from '../src/core/schema.js';
+import type { AskOutcome, Step } from '../src/core/steps.js';
+import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
+import { startScriptedOllama } from '../src/models/scripted/server.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
+
+const SETUP = `
+CREATE TABLE customers (id serial PRIMARY KEY, name text NOT NULL, country text NOT NULL);
+INSERT INTO customers (name, country) VALUES ('Asha', 'India'), ('Bob', 'United States'), ('Chen', 'China'), ('Dev', 'India');
+CREATE TABLE products (id serial PRIMARY KEY, name text NOT NULL, price numeric(10,2) NOT NULL);
+INSERT INTO products (name, price) VALUES ('a', 5), ('b', 50), ('c', 20), ('d', 70), ('e', 1), ('f', 30), ('g', 10);
+CREATE TABLE sales (id serial PRIMARY KEY, region text NOT NULL, year int NOT NULL, amount numeric NOT NULL);
+INSERT INTO sales (region, year, amount) VALUES ('Europe', 2023, 10), ('Europe', 2024, 20), ('Asia', 2023, 300), ('Asia', 2024, 4000), ('Asia', 2024, 1);
+`;
+
+function example(user: string, id: string, text: string, sql: string): Memory {
+  return {
+    id,
+    scope: { user },
+    kind: 'example',
+    text,
+    sql,
+    tables: [],
+    columns: [],
+    embeddingModel: 'none',
+    contentHash: id,
+    status: 'active',
+    supersedes: null,
+    sourceMessageId: null,
+    createdAt: '2026-01-01T00:00:00Z',
+    updatedAt: '2026-01-01T00:00:00Z',
+    expiresAt: null,
+  };
+}
+
+const EXAMPLES: Memory[] = [
+  example(
+    'alice',
+    '11111111-0000-4000-8000-000000000001',
+    'which customers are from India?',
+    "SELECT name FROM customers WHERE country = 'India' ORDER BY name",
+  ),
+  example(
+    'alice',
+    '11111111-0000-4000-8000-000000000002',
+    'total sales in Europe in 2023',
+    "SELECT sum(s.amount) AS total FROM sales s WHERE s.region = 'Europe' AND s.year = 2023",
+  ),
+  example(
+    'bob',
+    '22222222-0000-4000-8000-000000000001',
+    'names of customers living in India',
+    "SELECT name FROM customers WHERE country = 'India'",
+  ),
+];
+
+/** Examples by scope, recording every scope read. */
+function source(): ExampleSource & { scopes: MemoryScope[] } {
+  const scopes: MemoryScope[] = [];
+  return {
+    scopes,
+    list: async (scope) => {
+      scopes.push(scope);
+      return EXAMPLES.filter((m) => m.scope.user === scope.user);
+    },
+  };
+}
+
+async function drain(gen: AsyncGenerator<Step, AskOutcome>): Promise<{ steps: Step[]; outcome: AskOutcome }> {
+  const steps: Step[] = [];
+  for (;;) {
+    const next = await gen.next();
+    if (next.done) return { steps, outcome: next.value };
+    steps.push(next.value);
+  }
+}
+
+describe('example reuse (pure parts)', () => {
+  const schema = {
+    tables: [
+      {
+        schema: 'public',
+        name: 'customers',
+        kind: 'table',
+        columns: [{ name: 'name' }, { name: 'country' }],
+      },
+    ],
+  } as unknown as Schema;
+
+  it('finds the literals the question names, with their token ranges and column', async () => {
+    const sql = "SELECT name FROM customers c WHERE c.country = 'India' LIMIT 5";
+    const slots = await exampleSlots(sql, 'top 5 customers from India', schema);
+    expect(slots.map((s) => [s.value, s.kind, s.column?.column ?? null])).toEqual([
+      ['India', 'string', 'country'],
+      ['5', 'number', null],
+    ]);
+    const out = substituteSlots(sql, [
+      { slot: slots[0]!, newValue: "Côte d'Ivoire" },
+      { slot: slots[1]!, newValue: '10' },
+    ]);
+    expect(out).toBe("SELECT name FROM customers c WHERE c.country = 'Côte d''Ivoire' LIMIT 10");
+  });
+
+  it('a text value not compared with one table column cannot be confirmed, so it is not a reusable slot', async () => {
+    const sql = "SELECT name FROM customers WHERE upper(country) = upper('India')";
+    const slots = await exampleSlots(sql, 'customers from India', schema);
+    expect(slots).toHaveLength(1);
+    expect(slots[0]!.column).toBeNull();
+  });
+
+  it('aligns only questions that differ in the values alone, and refuses ambiguity', () => {
+    const slots = [{ value: 'India', kind: 'string' as const }];
+    expect(alignQuestion('customers from India', slots, 'customers from United States')).toEqual([
+      ['united', 'states'],
+    ]);
+    expect(alignQuestion('customers from India', slots, 'customers living in France')).toBeNull();
+    expect(alignQuestion('customers from India', slots, 'customers from')).toBeNull();
+    // a question that is little more than the value is never matched
+    expect(alignQuestion('India', slots, 'France')).toBeNull();
+  });
+
+  it('rules resolve table and column names only when certain', () => {
+    const shop = {
+      tables: [
+        {
+          schema: 'public',
+          name: 'products',
+          kind: 'table',
+          primaryKey: ['id'],
+          columns: [
+            { name: 'name', type: 'text', domainBaseType: null },
+            { name: 'price', type: 'numeric(10,2)', domainBaseType: null },
+          ],
+        },
+        { schema: 'public', name: 'order_items', kind: 'table', primaryKey: [], columns: [] },
+      ],
+    } as unknown as Schema;
+    expect(ruleSql('How many products are there?', shop)?.sql).toBe(
+      'SELECT count(*) AS count FROM public.products',
+    );
+    expect(ruleSql('how many order items', shop)?.rule).toBe('count');
+    expect(ruleSql('top 5 products by price', shop)?.sql).toBe(
+      'SELECT * FROM public.products WHERE price IS NOT NULL ORDER BY price DESC, id LIMIT 5',
+    );
+    expect(ruleSql('top 5 products by name', shop)).toBeNull(); // not numeric
+    expect(ruleSql('how many products are there per category', shop)).toBeNull(); // no such column
+    const withCategory = {
+      tables: [
+        {
+          ...shop.tables[0]!,
+          columns: [
+            ...shop.tables[0]!.columns,
+            { name: 'category_name', type: 'text', domainBaseType: null },
+          ],
+        },
+      ],
+    } as unknown as Schema;
+    expect(ruleSql('how many products are there per category', withCategory)?.sql).toBe(
+      'SELECT category_name, count(*) AS count FROM public.products GROUP BY category_name ORDER BY count DESC, category_name',
+    );
+    expect(ruleSql('how many products did we sell last month?', shop)).toBeNull();
+    expect(ruleSql('how many widgets are there', shop)).toBeNull();
+  });
+});
+
+describe.each(ENGINES)('answers without the model (%s)', (engine) => {
+  let db: TestDatabase;
+  let closedUrl: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(engine, 'i19_fallback');
+    await db.exec(SETUP);
+    // A port where no model server listens any more: connection refused.
+    const server = await startScriptedOllama({ chat: () => 'unused' });
+    closedUrl = server.url;
+    await server.close();
+  });
+  afterAll(async () => {
+    await db?.dispose();
+  });
+
+  function assistant(examples = source()): Assistant {
+    return new Assistant({
+      chat: createOllamaChatModel({ host: closedUrl, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+      db: db.connector,
+      loadSchema: () => db.connector.introspect(),
+      examples,
+    });
+  }
+
+  it('reuses a saved example for another country, with the stored spelling', async () => {
+    const { steps, outcome } = await drain(
+      assistant().ask({ user: 'alice', message: 'which customers are from china?' }),
+    );
+    expect(outcome.path).toBe('example');
+    expect(outcome.exampleId).toBe(EXAMPLES[0]!.id);
+    expect(outcome.sql).toBe("SELECT name FROM customers WHERE country = 'China' ORDER BY name");
+    expect(outcome.result?.rows).toEqual([['Chen']]);
+    expect(steps.find((s) => s.type === 'fallback')).toMatchObject({ path: 'example' });
+    expect(outcome.answer).toContain('reused example [11111111]');
+  });
+
+  it('reuses an example for another region and year', async () => {
+    const { outcome } = await drain(
+      assistant().ask({ user: 'alice', message: 'Total sales in Asia in 2024' }),
+    );
+    expect(outcome.path).toBe('example');
+    expect(outcome.sql).toBe(
+      "SELECT sum(s.amount) AS total FROM sales s WHERE s.region = 'Asia' AND s.year = 2024",
+    );
+    expect(outcome.result?.rows).toEqual([['4001']]);
+  });
+
+  it('does not reuse an example whose changed value is not compared with a known column', async () => {
+    const examples: ExampleSource = {
+      list: async () => [
+        example(
+          'dora',
+          '33333333-0000-4000-8000-000000000001',
+          'customers called Asha',
+          "SELECT name FROM customers WHERE lower(name) = lower('Asha')",
+        ),
+      ],
+    };
+    const same = await drain(
+      assistant(examples as never).ask({ user: 'dora', message: 'customers called asha' }),
+    );
+    expect(same.outcome.result?.rows).toEqual([['Asha']]);
+    const error = await drain(
+      assistant(examples as never).ask({ user: 'dora', message: 'customers called Chen' }),
+    ).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+  });
+
+  it('does not substitute a value the database does not confirm', async () => {
+    const error = await drain(
+      assistant().ask({ user: 'alice', message: 'which customers are from Narnia?' }),
+    ).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+    expect(error.details.hint).toMatch(/ollama serve/);
+  });
+
+  it("never uses another user's examples", async () => {
+    const examples = source();
+    const error = await drain(
+      assistant(examples).ask({ user: 'alice', message: 'names of customers living in China' }),
+    ).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+    expect(examples.scopes.every((s) => s.user === 'alice')).toBe(true);
+    const { outcome } = await drain(
+      assistant().ask({ user: 'bob', message: 'names of customers living in China' }),
+    );
+    expect(outcome.exampleId).toBe(EXAMPLES[2]!.id);
+    expect(outcome.result?.rows).toEqual([['Chen']]);
+  });
+
+  it('answers "how many … are there" and "top 5 … by …" by rules', async () => {
+    const count = await drain(assistant().ask({ user: 'carol', message: 'How many customers are there?' }));
+    expect(count.outcome.path).toBe('rules');
+    expect(count.outcome.result?.rows).toEqual([['4']]);
+    const top = await drain(assistant().ask({ user: 'carol', message: 'top 5 products by price' }));
+    expect(top.outcome.path).toBe('rules');
+    expect(top.outcome.result?.rows.map((r) => r[1])).toEqual(['d', 'b', 'f', 'c', 'g']);
+  });
+
+  it('a complex question fails with the model-needed hint (exit 5)', async () => {
+    const error = await drain(
+      assistant().ask({
+        user: 'carol',
+        message: 'which country has the customers with the highest average order value?',
+      }),
+    ).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toMatch(/needs the model/);
+  });
+
+  it('--no-model never calls a running model', async () => {
+    const server = await startScriptedOllama({ chat: () => '```sql\nSELECT 1\n```' });
+    try {
+      const a = new Assistant({
+        chat: createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+        db: db.connector,
+        loadSchema: () => db.connector.introspect(),
+        examples: source(),
+      });
+      const { outcome } = await drain(
+        a.ask({ user: 'alice', message: 'which customers are from United States', noModel: true }),
+      );
+      expect(outcome.result?.rows).toEqual([['Bob']]);
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
