@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Assistant } from '../src/agent/assistant.js';
+import { Assistant, DATABASE_SESSION_SQL } from '../src/agent/assistant.js';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { isSqlrecallError } from '../src/core/errors.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
@@ -142,7 +142,8 @@ function suite(label: string, make: () => Promise<Fixture>) {
         displayName: db.displayName,
         introspect: (o) => db.introspect(o),
         execute: (sql, o) => {
-          executed.push(sql);
+          // The pipeline's own read of the database's today and time zone (issue 11) is not model SQL.
+          if (sql !== DATABASE_SESSION_SQL) executed.push(sql);
           return db.execute(sql, o);
         },
       };
@@ -167,9 +168,12 @@ function suite(label: string, make: () => Promise<Fixture>) {
             if (attack.askSql && executed[executed.length - 1] === attack.askSql) executed.pop();
             else outcomes.push(`${attack.id}: answered`);
           } catch (error) {
-            // A statement the extractor cannot even find (plain prose) is unusable output (exit 5).
+            // A statement the extractor cannot even find (plain prose) is unusable output (exit 5),
+            // and so is one the parser still rejects after the bounded repair rounds (issue 11: a
+            // parse error goes back to the model instead of being refused; it never runs either way).
             const code = isSqlrecallError(error) ? error.code : 'unexpected';
-            if (code !== 'guard_refused' && !(code === 'sql_not_found' && attack.rule === 'parse-error'))
+            const unusable = code === 'sql_not_found' || code === 'model_output';
+            if (code !== 'guard_refused' && !(unusable && attack.rule === 'parse-error'))
               outcomes.push(`${attack.id}: ${code}`);
           }
         }

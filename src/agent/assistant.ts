@@ -383,6 +383,10 @@ export interface DatabaseSession {
   searchPath?: string[];
 }
 
+/** The one statement {@link readDatabaseSession} runs (the pipeline's own read, never model SQL). */
+export const DATABASE_SESSION_SQL =
+  "SELECT to_char(current_date, 'YYYY-MM-DD') AS today, current_setting('TimeZone') AS time_zone, array_to_json(current_schemas(false))::text AS search_path";
+
 /**
  * Reads {@link DatabaseSession} with one read-only statement through the connector.
  * @throws SqlrecallError `db_*` when the database cannot answer.
@@ -391,10 +395,7 @@ export async function readDatabaseSession(
   db: DatabaseConnector,
   timeoutMs: number,
 ): Promise<DatabaseSession> {
-  const result = await db.execute(
-    "SELECT to_char(current_date, 'YYYY-MM-DD') AS today, current_setting('TimeZone') AS time_zone, array_to_json(current_schemas(false))::text AS search_path",
-    { maxRows: 1, timeoutMs },
-  );
+  const result = await db.execute(DATABASE_SESSION_SQL, { maxRows: 1, timeoutMs });
   const [today, timeZone, path] = result.rows[0] ?? [];
   if (typeof today !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(today))
     throw new SqlrecallError('db_query', 'The database did not report its current date.');
