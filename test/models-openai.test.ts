@@ -4,6 +4,12 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
+import {
+  buildClassifyMessages,
+  buildExtractMessages,
+  buildReconcileMessages,
+} from '../src/memory/prompts.js';
+import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOpenAiChatModel } from '../src/models/openai/chat-model.js';
 import { createOpenAiClient, listOpenAiModels } from '../src/models/openai/client.js';
 import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model.js';
@@ -144,5 +150,38 @@ describe('OpenAI-compatible embeddings and model list', () => {
   it('lists models with the context length when reported', async () => {
     const models = await listOpenAiModels(createOpenAiClient({ baseUrl }), baseUrl);
     expect(models).toEqual([{ id: 'qwen2.5-coder:7b', contextLength: 32768 }, { id: 'all-minilm:latest' }]);
+  });
+});
+
+describe('purpose travels as a header, never in the prompt', () => {
+  it('the Ollama backend sends X-Sqlrecall-Purpose and the scripted server routes by it', async () => {
+    server.enqueue('{"kind":"question"}');
+    const chat = createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 });
+    await chat.generate({ messages: buildClassifyMessages('hello'), purpose: 'memory-classify' });
+    const recorded = server.requests.find((r) => r.endpoint === 'chat')!;
+    expect(recorded.headers[PURPOSE_HEADER]).toBe('memory-classify');
+    expect(recorded.chat!.purpose).toBe('memory-classify');
+    expect(JSON.stringify(recorded.body)).not.toMatch(/purpose/i);
+  });
+
+  it('memory prompts carry no purpose line', () => {
+    const all = [
+      ...buildClassifyMessages('always show prices in euros'),
+      ...buildExtractMessages({ message: 'x', schemaText: '', maxFacts: 2 }),
+      ...buildReconcileMessages({ kind: 'term', text: 't', sql: null }, []),
+    ];
+    for (const message of all) expect(message.content).not.toMatch(/purpose/i);
+  });
+
+  it('without the header the scripted server still recognises purpose from content', async () => {
+    server.enqueue('ok');
+    const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
+    await chat.generate({
+      messages: [
+        { role: 'system', content: 'purpose: legacy' },
+        { role: 'user', content: 'x' },
+      ],
+    });
+    expect(server.chatRequests()[0]!.purpose).toBe('legacy');
   });
 });
