@@ -43,8 +43,36 @@ export function createOpenAiClient(options: OpenAiClientOptions): OpenAI {
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     maxRetries: 0,
     timeout: OPENAI_TIMEOUT_MS,
-    fetch: createOllamaFetch(),
+    fetch: retryStaleSocket(createOllamaFetch()),
   });
+}
+
+/** Codes of a connection the server closed before answering (a kept-alive socket it had just dropped). */
+const STALE_SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function hasCode(error: unknown, codes: Set<string>, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 6) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  if (typeof code === 'string' && codes.has(code)) return true;
+  return hasCode((error as Error & { cause?: unknown }).cause, codes, depth + 1);
+}
+
+/**
+ * `fetch` that repeats a request once when the connection was closed before any response (a reused
+ * keep-alive socket the server had just closed; seen with servers whose keep-alive timeout is
+ * short). Only requests with a re-sendable body (string or none) are repeated; the client's own
+ * retries stay off (`maxRetries: 0`), so HTTP errors are never repeated.
+ */
+function retryStaleSocket(inner: typeof fetch): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    try {
+      return await inner(input, init);
+    } catch (error) {
+      const resendable = init?.body === undefined || init.body === null || typeof init.body === 'string';
+      if (init?.signal?.aborted || !resendable || !hasCode(error, STALE_SOCKET_CODES)) throw error;
+      return inner(input, init);
+    }
+  }) as typeof fetch;
 }
 
 /** `baseUrl` without trailing slashes (`http://host:8080/v1/` → `http://host:8080/v1`). */
