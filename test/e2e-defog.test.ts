@@ -72,6 +72,16 @@ async function startModel(cases: Case[]): Promise<ScriptedOllama> {
   });
 }
 
+/** The model backends the CLI is run through (issue 17): Ollama's API, or the same server's `/v1` routes. */
+type Provider = 'ollama' | 'openai';
+
+/** Environment selecting `provider` against the scripted server at `url`. */
+function providerEnv(provider: Provider, url: string): Record<string, string> {
+  return provider === 'openai'
+    ? { SQLRECALL_PROVIDER: 'openai', SQLRECALL_BASE_URL: `${url}/v1` }
+    : { OLLAMA_HOST: url };
+}
+
 async function askAll(
   cases: Case[],
   urlFor: (db: string) => string,
@@ -79,6 +89,7 @@ async function askAll(
   home: string,
   rowsFor: (c: Case) => Promise<string[]>,
   concurrency: number,
+  provider: Provider = 'ollama',
 ): Promise<string[]> {
   const failures: string[] = [];
   const queue = [...cases];
@@ -97,7 +108,7 @@ async function askAll(
         ],
         // Memory is off: this test is about extraction and execution, and 240 processes opening the
         // embedded memory store one after another would only add minutes.
-        { env: { OLLAMA_HOST: model.url, SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' } },
+        { env: { ...providerEnv(provider, model.url), SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' } },
       );
       const form = MESSY_FORMS[c.index % MESSY_FORMS.length]!.name;
       if (run.code !== 0) {
@@ -154,50 +165,61 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
     expect(new Set(cases.map((c) => c.question.dbName)).size).toBe(DEFOG_DATABASES.length);
   });
 
-  describe.skipIf(!TEST_DATABASE_URL)('on the server PostgreSQL (all eleven databases)', () => {
-    const dbs = new Map<string, TempDatabase>();
-    const clients = new Map<string, pg.Client>();
-    let model: ScriptedOllama;
+  // Issue 17: the same 210 questions through `--provider openai` (the real `openai` client against
+  // the scripted server's /v1 routes). Run one provider alone with `-t ollama` / `-t openai`.
+  describe.skipIf(!TEST_DATABASE_URL).each(['ollama', 'openai'] as const)(
+    'on the server PostgreSQL (all eleven databases), provider %s',
+    (provider) => {
+      const dbs = new Map<string, TempDatabase>();
+      const clients = new Map<string, pg.Client>();
+      let model: ScriptedOllama;
 
-    beforeAll(async () => {
-      for (const name of DEFOG_DATABASES) {
-        const db = await loadDefogOnServer(name);
-        dbs.set(name, db);
-        const client = new pg.Client({
-          connectionString: db.url,
-          types: { getTypeParser: () => (v: string) => v },
-        });
-        await client.connect();
-        clients.set(name, client);
-      }
-      model = await startModel(cases);
-    }, 300_000);
+      beforeAll(async () => {
+        for (const name of DEFOG_DATABASES) {
+          const db = await loadDefogOnServer(name);
+          dbs.set(name, db);
+          const client = new pg.Client({
+            connectionString: db.url,
+            types: { getTypeParser: () => (v: string) => v },
+          });
+          await client.connect();
+          clients.set(name, client);
+        }
+        model = await startModel(cases);
+      }, 300_000);
 
-    afterAll(async () => {
-      await model?.close();
-      for (const c of clients.values()) await c.end();
-      for (const db of dbs.values()) await db.drop();
-    });
+      afterAll(async () => {
+        await model?.close();
+        for (const c of clients.values()) await c.end();
+        for (const db of dbs.values()) await db.drop();
+      });
 
-    it('all 210 questions return exactly the gold rows', async () => {
-      const failures = await askAll(
-        cases,
-        (name) => dbs.get(name)!.url,
-        model,
-        home,
-        async (c) => {
-          const client = clients.get(c.question.dbName)!;
-          return goldRows(
-            { query: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows },
-            c.gold,
-          );
-        },
-        2,
-      );
-      expect(failures).toEqual([]);
-      expect(extraSqlCalls(model, cases)).toEqual([]);
-    }, 900_000);
-  });
+      it('all 210 questions return exactly the gold rows', async () => {
+        const failures = await askAll(
+          cases,
+          (name) => dbs.get(name)!.url,
+          model,
+          home,
+          async (c) => {
+            const client = clients.get(c.question.dbName)!;
+            return goldRows(
+              { query: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows },
+              c.gold,
+            );
+          },
+          2,
+          provider,
+        );
+        expect(failures).toEqual([]);
+        expect(extraSqlCalls(model, cases)).toEqual([]);
+        if (provider === 'openai') {
+          const v1 = model.requests.filter((r) => r.path === '/v1/chat/completions');
+          expect(v1.length).toBeGreaterThanOrEqual(cases.length);
+          expect(model.requests.some((r) => r.path === '/api/chat')).toBe(false);
+        }
+      }, 900_000);
+    },
+  );
 
   describe('on embedded PGlite (restaurants and ewallet)', () => {
     const dirs = new Map<string, string>();

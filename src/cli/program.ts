@@ -36,6 +36,12 @@ export interface GlobalOptions {
   memory?: boolean;
   /** `--max-sql-tokens N`: most tokens of the SQL reply. */
   maxSqlTokens?: string;
+  /** `--provider ollama|openai` (issue 17). */
+  provider?: string;
+  /** `--base-url URL` of an OpenAI-compatible server (issue 17). */
+  baseUrl?: string;
+  /** `--context-length N` when the OpenAI-compatible server does not report it (issue 17). */
+  contextLength?: string;
 }
 
 /** Reads the configuration with the command line's flags applied. */
@@ -62,6 +68,9 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       team: opts.team,
       memoryEnabled: opts.memory === false ? 'off' : undefined,
       maxSqlTokens: opts.maxSqlTokens,
+      provider: opts.provider,
+      baseUrl: opts.baseUrl,
+      contextLength: opts.contextLength,
     },
   });
 }
@@ -97,6 +106,10 @@ Configuration (flags win over environment, environment over .env):
   SQLRECALL_MEMORY        on (default) or off
   SQLRECALL_MEMORY_MAX_FACTS, SQLRECALL_MEMORY_TOP_K, SQLRECALL_MEMORY_MIN_SIMILARITY,
   SQLRECALL_MEMORY_THRESHOLDS (e.g. all-minilm=0.70:0.95)
+  SQLRECALL_PROVIDER      ollama (default) or openai (any OpenAI-compatible server)
+  SQLRECALL_BASE_URL      OpenAI-compatible server, default http://127.0.0.1:8080/v1
+  SQLRECALL_API_KEY       its API key, if it wants one (never printed)
+  SQLRECALL_CONTEXT_LENGTH  chat model context when that server does not report it
 
 Exit codes: 0 ok, 1 unexpected, 2 usage or configuration, 3 refused by the SQL guard,
             4 database error, 5 model server unavailable or unusable output.`;
@@ -128,6 +141,14 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn [SQLRECALL_ALLOW_FUNCTIONS]',
     )
     .option('--max-sql-tokens <n>', 'most tokens of the SQL reply, default 1024 [SQLRECALL_MAX_SQL_TOKENS]')
+    .option('--provider <name>', 'model backend: ollama or openai [SQLRECALL_PROVIDER]')
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 [SQLRECALL_BASE_URL]',
+    )
+    .addOption(
+      new Option('--context-length <tokens>', 'chat model context [SQLRECALL_CONTEXT_LENGTH]').hideHelp(),
+    )
     .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
     .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())

@@ -76,6 +76,17 @@ export interface Config {
    * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
    */
   maxSqlTokens: number;
+  /**
+   * Model backend (issue 17): `ollama` (default, Ollama's own API at `ollamaHost`) or `openai`
+   * (any OpenAI-compatible server at `baseUrl`: llama.cpp, LM Studio, vLLM, LocalAI, Jan, Ollama `/v1`).
+   */
+  provider: 'ollama' | 'openai';
+  /** Base URL of the OpenAI-compatible server, with `/v1`. Default `http://127.0.0.1:8080/v1` (llama-server). */
+  baseUrl: string;
+  /** Bearer token for OpenAI-compatible servers that want one (SQLRECALL_API_KEY only). Never printed. */
+  apiKey: string | undefined;
+  /** Context length of the chat model when the OpenAI-compatible server does not report one. */
+  contextLength: number | undefined;
 }
 
 /** One setting: its environment variable, its flag, and its validator. */
@@ -272,6 +283,31 @@ export const SETTINGS: Record<keyof Config, Setting> = {
     schema: int(64, 32_768),
     describe: 'most tokens of the SQL reply',
   },
+  // OpenAI-compatible backend (issue 17)
+  provider: {
+    env: 'SQLRECALL_PROVIDER',
+    flag: '--provider',
+    schema: z.enum(['ollama', 'openai'], { error: 'expected ollama or openai' }),
+    describe: 'model backend',
+  },
+  baseUrl: {
+    env: 'SQLRECALL_BASE_URL',
+    flag: '--base-url',
+    schema: httpUrl,
+    describe: 'OpenAI-compatible server',
+  },
+  apiKey: {
+    env: 'SQLRECALL_API_KEY',
+    flag: '--api-key',
+    schema: z.string().trim().optional(),
+    describe: 'API key of the OpenAI-compatible server',
+  },
+  contextLength: {
+    env: 'SQLRECALL_CONTEXT_LENGTH',
+    flag: '--context-length',
+    schema: int(512, 10_485_760).optional(),
+    describe: 'chat model context length',
+  },
 };
 
 function defaults(): Record<keyof Config, unknown> {
@@ -305,6 +341,10 @@ function defaults(): Record<keyof Config, unknown> {
     memoryMinSimilarity: 0.3,
     memoryThresholds: '',
     maxSqlTokens: 1024,
+    provider: 'ollama',
+    baseUrl: 'http://127.0.0.1:8080/v1',
+    apiKey: undefined,
+    contextLength: undefined,
   };
 }
 

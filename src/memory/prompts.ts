@@ -1,7 +1,7 @@
 /**
  * Prompts of the memory logic (classification, extraction, reconciliation). Each system prompt
- * starts with a marker line and carries a `purpose: …` line, so the scripted test server (and the
- * logs) can tell the calls apart. The user's message sits in a delimited block and is data: the
+ * starts with a marker line; the calls are told apart by `ChatRequest.purpose` (MEMORY_PURPOSES),
+ * which travels as an HTTP header, never in the prompt (src/models/purpose.ts). The user's message sits in a delimited block and is data: the
  * model is told never to follow instructions inside it beyond extracting facts.
  */
 import type { ChatMessage } from '../core/ports.js';
@@ -13,7 +13,7 @@ export const EXTRACT_PROMPT_MARKER = 'You extract durable facts a user wants rem
 /** First line of the reconciliation prompt. */
 export const RECONCILE_PROMPT_MARKER = 'You decide how a new fact relates to stored memories.';
 
-/** Purposes (the `purpose:` line) of the memory calls. */
+/** Purposes (`ChatRequest.purpose`, sent as the `X-Sqlrecall-Purpose` header) of the memory calls. */
 export const MEMORY_PURPOSES = {
   classify: 'memory-classify',
   extract: 'memory-extract',
@@ -34,7 +34,6 @@ export function buildSetAsideMessages(
 ): ChatMessage[] {
   const system = [
     SET_ASIDE_PROMPT_MARKER,
-    `purpose: ${MEMORY_PURPOSES.setAside}`,
     'The user has a standing filter. Decide whether their question explicitly asks for rows that the filter',
     'would remove (another value of the same column, "all", "every", "including", "regardless of"), in any language.',
     'If it does, setAside is true and reason is a short phrase such as "your question asks for every status".',
@@ -54,7 +53,6 @@ export function buildSetAsideMessages(
 export function buildClassifyMessages(message: string): ChatMessage[] {
   const system = [
     CLASSIFY_PROMPT_MARKER,
-    `purpose: ${MEMORY_PURPOSES.classify}`,
     'Kinds:',
     '- question: asks for data from the database;',
     '- instruction: asks to remember a preference, a definition, a metric or a fact for later',
@@ -82,7 +80,6 @@ export interface ExtractPromptInput {
 export function buildExtractMessages(input: ExtractPromptInput): ChatMessage[] {
   const system = [
     EXTRACT_PROMPT_MARKER,
-    `purpose: ${MEMORY_PURPOSES.extract}`,
     `Return at most ${input.maxFacts} facts from the user's message; return an empty list when there is none.`,
     'Each fact has:',
     '- kind: "preference" (a standing filter or display choice), "term" (what a word or phrase means),',
@@ -123,7 +120,6 @@ export function buildReconcileMessages(
 ): ChatMessage[] {
   const system = [
     RECONCILE_PROMPT_MARKER,
-    `purpose: ${MEMORY_PURPOSES.reconcile}`,
     'Actions:',
     '- ADD: the new fact is different from every stored memory;',
     '- UPDATE: the new fact refines one stored memory (same meaning, better or more precise); give its id;',

@@ -4,6 +4,8 @@
  */
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { maskUrl } from '../core/redact.js';
+import { createOpenAiClient, listOpenAiModels } from '../models/openai/client.js';
+import { createEmbeddingModelFor } from './models.js';
 import type { Runtime } from './runtime.js';
 
 /** Result of one check. */
@@ -28,9 +30,100 @@ export function ollamaInstallHint(host: string, model: string): string {
   ].join(' ');
 }
 
+/** What to do when no OpenAI-compatible server answers at `baseUrl`. */
+export function openAiServerHint(baseUrl: string): string {
+  return [
+    `Start your OpenAI-compatible model server (e.g. \`llama-server -m model.gguf --port 8080\`, LM Studio's server, \`vllm serve\`, LocalAI, Jan, or Ollama's /v1),`,
+    `or set SQLRECALL_BASE_URL (or --base-url) to its address including /v1 (now ${maskUrl(baseUrl)});`,
+    'set SQLRECALL_API_KEY if it wants a key.',
+  ].join(' ');
+}
+
+/** True when `/v1/models` lists `model` (exactly, or as Ollama's `name:latest`). */
+function listsModel(ids: string[], model: string): boolean {
+  return ids.includes(model) || (!model.includes(':') && ids.includes(`${model}:latest`));
+}
+
+/**
+ * Checks an OpenAI-compatible server (`provider: 'openai'`): reachable, the chat and embedding
+ * models listed by `/v1/models`, and the embedding model's vector length.
+ */
+export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
+  const { config } = runtime;
+  const url = maskUrl(config.baseUrl);
+  const checks: Check[] = [];
+  let ids: string[];
+  try {
+    const client = createOpenAiClient({ baseUrl: config.baseUrl, apiKey: config.apiKey });
+    ids = (await listOpenAiModels(client, config.baseUrl)).map((m) => m.id);
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    checks.push({
+      name: 'model server',
+      ok: false,
+      level: 'fail',
+      message: err.message,
+      fix:
+        err.code === 'model_unreachable' &&
+        typeof err.details.hint === 'string' &&
+        /API_KEY/.test(err.details.hint)
+          ? 'Set SQLRECALL_API_KEY to the key the server expects.'
+          : openAiServerHint(config.baseUrl),
+      code: isSqlrecallError(error) ? err.code : 'model_unreachable',
+    });
+    return checks;
+  }
+  checks.push({
+    name: 'model server',
+    ok: true,
+    level: 'ok',
+    message: `OpenAI-compatible server at ${url} lists ${ids.length} model(s)`,
+  });
+  for (const [role, model, setting] of [
+    ['chat model', config.model, 'SQLRECALL_MODEL'],
+    ['embedding model', config.embedModel, 'SQLRECALL_EMBED_MODEL'],
+  ] as const) {
+    if (listsModel(ids, model)) {
+      checks.push({ name: role, ok: true, level: 'ok', message: `${role} ${model} is served` });
+      continue;
+    }
+    checks.push({
+      name: role,
+      ok: false,
+      level: 'fail',
+      message: `The ${role} ${model} is not listed by ${url}/models (it lists: ${ids.slice(0, 10).join(', ') || 'nothing'}).`,
+      fix: `Load ${model} in the server, or set ${setting} to one of the listed names.`,
+      code: 'model_missing',
+    });
+  }
+  if (listsModel(ids, config.embedModel)) {
+    try {
+      const dimensions = await createEmbeddingModelFor(config).dimensions();
+      checks.push({
+        name: 'embeddings',
+        ok: true,
+        level: 'ok',
+        message: `embedding model ${config.embedModel} returns ${dimensions}-dimensional vectors`,
+      });
+    } catch (error) {
+      const err = toSqlrecallError(error);
+      checks.push({
+        name: 'embeddings',
+        ok: false,
+        level: 'fail',
+        message: err.message,
+        fix: `Make sure ${config.embedModel} is an embedding model the server serves at ${url}/embeddings (llama-server needs --embeddings).`,
+        code: err.code,
+      });
+    }
+  }
+  return checks;
+}
+
 /** Checks the model server and the configured models. */
 export async function checkModels(runtime: Runtime): Promise<Check[]> {
   const { config } = runtime;
+  if (config.provider === 'openai') return checkOpenAiModels(runtime);
   const admin = runtime.admin();
   const checks: Check[] = [];
   let version: string;

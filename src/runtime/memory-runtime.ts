@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
+import { maskUrl } from '../core/redact.js';
 import { MemoryService } from '../memory/service.js';
 import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
 import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
-import { createOllamaEmbeddingModel } from '../models/ollama/embedding-model.js';
+import { createEmbeddingModelFor, modelInstallHint } from './models.js';
 
 /** Where the embedded memory store lives. */
 export function memoryDataDir(config: Config): string {
@@ -115,7 +116,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
   const store = createMemoryStore(options.client ? { client: options.client } : memoryStoreOptions(config));
   try {
     await waitForStore(store, options.lockWaitMs ?? MEMORY_LOCK_WAIT_MS, options.onWait);
-    const embedder = createOllamaEmbeddingModel({ host: config.ollamaHost, model: config.embedModel });
+    const embedder = createEmbeddingModelFor(config);
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
     try {
@@ -161,8 +162,15 @@ function unavailableEmbedder(config: Config): EmbeddingModel {
     Promise.reject(
       new SqlrecallError(
         'model_unreachable',
-        `The embedding model ${config.embedModel} is not available at ${config.ollamaHost}.`,
-        { details: { hint: `Start Ollama and run \`ollama pull ${config.embedModel}\`.` } },
+        `The embedding model ${config.embedModel} is not available at ${config.provider === 'openai' ? maskUrl(config.baseUrl) : config.ollamaHost}.`,
+        {
+          details: {
+            hint:
+              config.provider === 'openai'
+                ? `Start the model server and ${modelInstallHint(config, config.embedModel)}.`
+                : `Start Ollama and run \`ollama pull ${config.embedModel}\`.`,
+          },
+        },
       ),
     );
   return { id: config.embedModel, dimensions: fail, embed: fail };

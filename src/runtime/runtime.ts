@@ -10,9 +10,9 @@ import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
 import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
-import { createOllamaChatModel } from '../models/ollama/chat-model.js';
 import { withFunctionPolicy } from '../sql/function-policy.js';
 import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
+import { contextLengthSourceFor, createChatModelFor, modelInstallHint } from './models.js';
 import { createSchemaLinking } from './schema-linking.js';
 
 /** Where `sqlrecall demo` keeps its embedded shop database. */
@@ -69,7 +69,7 @@ export class Runtime {
         return await this.memory({ allowWithoutEmbeddings: true }).catch(() => undefined);
       if (!isSqlrecallError(error, 'model_missing')) throw error;
       this.hooks.warn?.(
-        `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (run \`ollama pull ${this.config.embedModel}\`).`,
+        `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (${modelInstallHint(this.config, this.config.embedModel)}).`,
       );
       return undefined;
     }
@@ -77,11 +77,7 @@ export class Runtime {
 
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
-    this.chatModel ??= createOllamaChatModel({
-      host: this.config.ollamaHost,
-      model: this.config.model,
-      numCtx: this.config.numCtx ?? 'auto',
-    });
+    this.chatModel ??= createChatModelFor(this.config);
     return this.chatModel;
   }
 
@@ -133,7 +129,7 @@ export class Runtime {
     const linking = createSchemaLinking({
       config: this.config,
       db,
-      admin: this.admin(),
+      admin: this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin(),
       sql: memory ? await memory.store.sql() : undefined,
       embedding: memory?.canEmbed ? memory.embedder : null,
       onWarning: (message) => this.hooks.warn?.(message),

@@ -15,8 +15,7 @@ import type { LinkedContext, PlanExtras } from '../linking/planner.js';
 import { SchemaIndex } from '../linking/schema-index.js';
 import { InMemorySchemaIndexStore, type SchemaIndexStore } from '../linking/store.js';
 import { createValueSampler } from '../linking/value-hints.js';
-import type { OllamaAdmin } from '../models/ollama/admin.js';
-import { createOllamaEmbeddingModel } from '../models/ollama/embedding-model.js';
+import { type ContextLengthSource, createEmbeddingModelFor } from './models.js';
 
 /** Options of {@link createSchemaLinking}. */
 export interface SchemaLinkingOptions {
@@ -24,7 +23,7 @@ export interface SchemaLinkingOptions {
   /** The user's database (value sampling runs through its READ ONLY `execute`). */
   db: DatabaseConnector;
   /** For the model's context length; without it the window is `config.numCtx` or 4,096. */
-  admin?: OllamaAdmin;
+  admin?: ContextLengthSource;
   /**
    * The memory store's SQL client (`src/memory/store/sql-client.ts` fits): the index then lives in
    * its `schema_index` table and survives the process. Default: in process memory.
@@ -60,10 +59,7 @@ export function createSchemaLinking(options: SchemaLinkingOptions): SchemaLinkin
     ? new PgSchemaIndexStore(options.sql)
     : new InMemorySchemaIndexStore();
   const embedding =
-    options.embedding === null
-      ? undefined
-      : (options.embedding ??
-        createOllamaEmbeddingModel({ host: config.ollamaHost, model: config.embedModel }));
+    options.embedding === null ? undefined : (options.embedding ?? createEmbeddingModelFor(config));
   const sampler = createValueSampler(db, {
     onError: (table) =>
       options.onWarning?.(

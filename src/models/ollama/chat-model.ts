@@ -6,6 +6,7 @@
 import type { ChatResponse, Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
 import type { ChatModel, ChatOptions, ChatRequest, ChatResult, FinishReason } from '../../core/ports.js';
+import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
 import { createOllamaClient, mapOllamaError, modelInfoNumber, onAbort } from './client.js';
 
@@ -78,7 +79,8 @@ function finishReasonOf(doneReason: string | undefined): FinishReason {
 /**
  * A chat model served by Ollama. `generate` makes one streamed `/api/chat` call (plus, once per
  * model instance and only with `numCtx: 'auto'`, an `/api/show` call for the context length).
- * `request.purpose` is never sent: it is ours, for logs.
+ * `request.purpose` never reaches the model: it travels as the `X-Sqlrecall-Purpose` HTTP header
+ * (see `../purpose.ts`), which Ollama ignores.
  * @throws SqlrecallError `model_unreachable` (server down), `model_missing` (not pulled),
  *   `model_output` (other HTTP errors, broken stream). An aborted `signal` rethrows the AbortError.
  */
@@ -90,7 +92,8 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
   const numCtxSetting = options.numCtx ?? 'auto';
   let contextLength: Promise<number | undefined> | undefined;
 
-  const clientFor = (signal?: AbortSignal): Ollama => options.client ?? createOllamaClient({ host, signal });
+  const clientFor = (signal?: AbortSignal, purpose?: string): Ollama =>
+    options.client ?? createOllamaClient({ host, signal, headers: purposeHeaders(purpose) });
 
   /** The model's trained context length from `/api/show`, fetched once; undefined when not reported. */
   const modelContextLength = (client: Ollama): Promise<number | undefined> => {
@@ -112,7 +115,7 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
     const { signal, onToken } = callOptions;
     signal?.throwIfAborted();
     const started = performance.now();
-    const client = clientFor(signal);
+    const client = clientFor(signal, request.purpose);
     const maxTokens = request.maxTokens ?? defaultMaxTokens;
     const promptEstimate = estimatePromptTokens(request);
     let numCtx: number;

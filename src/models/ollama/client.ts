@@ -28,13 +28,17 @@ function agent(): Agent {
  * through it is also cancelled when that signal aborts (the client has no per-call signal of its
  * own for non-streaming calls, and none before response headers for streaming ones).
  */
-export function createOllamaFetch(signal?: AbortSignal): typeof fetch {
+export function createOllamaFetch(
+  signal?: AbortSignal,
+  extraHeaders: Record<string, string> = {},
+): typeof fetch {
   const ollamaFetch = (input: string | URL | Request, init?: RequestInit) => {
     const signals = [init?.signal, signal].filter((s): s is AbortSignal => s != null);
     const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const { url, authorization } = splitCredentials(input);
     const headers = new Headers(init?.headers);
     if (authorization && !headers.has('authorization')) headers.set('authorization', authorization);
+    for (const [name, value] of Object.entries(extraHeaders)) headers.set(name, value);
     return undiciFetch(url as Parameters<typeof undiciFetch>[0], {
       ...(init as Parameters<typeof undiciFetch>[1]),
       headers: Object.fromEntries(headers),
@@ -68,11 +72,13 @@ export interface OllamaClientOptions {
   host: string;
   /** Cancels every request made through this client. */
   signal?: AbortSignal;
+  /** Extra headers on every request (e.g. the purpose header of `../purpose.ts`); servers ignore them. */
+  headers?: Record<string, string>;
 }
 
 /** A new `ollama` client bound to `host` (never the package's default export, which reads OLLAMA_HOST). */
 export function createOllamaClient(options: OllamaClientOptions): Ollama {
-  return new Ollama({ host: options.host, fetch: createOllamaFetch(options.signal) });
+  return new Ollama({ host: options.host, fetch: createOllamaFetch(options.signal, options.headers) });
 }
 
 /** The host as the client formats it (`localhost` → `http://localhost:11434`), password masked. */

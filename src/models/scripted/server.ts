@@ -1,7 +1,10 @@
 /**
  * A scripted stand-in for Ollama: an HTTP server on 127.0.0.1 that speaks the real Ollama API
  * (`/api/chat`, `/api/generate`, `/api/embed`, `/api/tags`, `/api/show`, `/api/version`,
- * `/api/pull`), so the real `ollama` client code runs in tests while the replies are programmed.
+ * `/api/pull`) and the OpenAI-compatible one (`/v1/models`, `/v1/chat/completions`,
+ * `/v1/embeddings`), so the real `ollama` and `openai` client code runs in tests while the replies
+ * are programmed. Chat requests are routed by the `X-Sqlrecall-Purpose` header first, by content
+ * as a fallback.
  *
  * @example
  * const server = await startScriptedOllama({ chat: (req) => req.purpose === 'sql' ? 'SELECT 1' : 'One.' });
@@ -13,6 +16,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { normalizeModelName } from '../names.js';
+import { PURPOSE_HEADER } from '../purpose.js';
 import {
   resolveModel,
   type ScriptedModel,
@@ -23,6 +27,13 @@ import {
 import { defaultPurposeOf, toChatRequest, toReplyObject, writeCompletion } from './completion.js';
 import { DEFAULT_EMBEDDING_DIMENSIONS, hashEmbedding } from './embedding.js';
 import { readBody, sendError, sendJson, sleep, startNdjson, writeLine } from './http-util.js';
+import {
+  sendOpenAiError,
+  toV1ChatRequest,
+  v1EmbeddingData,
+  v1ModelEntry,
+  writeV1Completion,
+} from './openai.js';
 import type {
   RecordedRequest,
   ScriptedEndpoint,
@@ -49,6 +60,9 @@ const ROUTES: Readonly<Record<string, ScriptedEndpoint>> = {
   'POST /api/show': 'show',
   'GET /api/version': 'version',
   'POST /api/pull': 'pull',
+  'GET /v1/models': 'v1-models',
+  'POST /v1/chat/completions': 'v1-chat',
+  'POST /v1/embeddings': 'v1-embeddings',
 };
 
 const notFound = (name: string) => `model "${name}" not found, try pulling it first`;
@@ -58,6 +72,7 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
   let specs: Array<string | ScriptedModelSpec> = [...(options.models ?? DEFAULT_SCRIPTED_MODELS)];
   let embeddingDimensions = options.embeddingDimensions ?? DEFAULT_EMBEDDING_DIMENSIONS;
   const purposeOf = options.purposeOf ?? defaultPurposeOf;
+  let rejectResponseFormat = options.rejectResponseFormat ?? false;
   const requests: RecordedRequest[] = [];
   const queue: ScriptedReply[] = [];
   const failures = new Map<ScriptedEndpoint, ScriptedFailure[]>();
@@ -97,7 +112,10 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
     const model = findModel(body.model);
     if (!model) return sendError(res, 404, notFound(String(body.model ?? '')));
     if (model.kind !== 'chat') return sendError(res, 400, `"${body.model}" does not support ${endpoint}`);
-    const request = toChatRequest(endpoint, String(body.model), body, purposeOf);
+    const headerPurpose = record.headers[PURPOSE_HEADER];
+    const request = toChatRequest(endpoint, String(body.model), body, (messages) =>
+      headerPurpose ? headerPurpose.toLowerCase() : purposeOf(messages),
+    );
     record.chat = request;
     let reply: ScriptedReply;
     try {
@@ -106,6 +124,65 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       return sendError(res, 500, `scripted server: reply handler failed: ${(error as Error).message}`);
     }
     await writeCompletion(res, request, toReplyObject(reply), closed);
+  }
+
+  async function handleV1Chat(
+    body: Record<string, unknown>,
+    res: ServerResponse,
+    record: RecordedRequest,
+    closed: AbortSignal,
+  ): Promise<void> {
+    const model = findModel(body.model);
+    if (!model) return sendOpenAiError(res, 404, notFound(String(body.model ?? '')), 'model_not_found');
+    if (model.kind !== 'chat')
+      return sendOpenAiError(res, 400, `"${body.model}" does not support chat`, 'invalid_model');
+    if (rejectResponseFormat && body.response_format !== undefined) {
+      return sendOpenAiError(res, 400, "'response_format' is not supported by this server", 'unsupported');
+    }
+    const headerPurpose = record.headers[PURPOSE_HEADER];
+    const messages = toV1ChatRequest(String(body.model), body, undefined).messages;
+    const purpose = headerPurpose ? headerPurpose.toLowerCase() : purposeOf(messages);
+    const request = toV1ChatRequest(String(body.model), body, purpose);
+    record.chat = request;
+    let reply: ScriptedReply;
+    try {
+      reply = await nextReply(request);
+    } catch (error) {
+      return sendOpenAiError(res, 500, `scripted server: reply handler failed: ${(error as Error).message}`);
+    }
+    const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
+    await writeV1Completion(
+      res,
+      request,
+      toReplyObject(reply),
+      streamOptions?.include_usage === true,
+      closed,
+    );
+  }
+
+  function handleV1Embeddings(body: Record<string, unknown>, res: ServerResponse): void {
+    const model = findModel(body.model);
+    if (!model) {
+      sendOpenAiError(res, 404, notFound(String(body.model ?? '')), 'model_not_found');
+      return;
+    }
+    const input = body.input;
+    const texts = typeof input === 'string' ? [input] : input;
+    if (!Array.isArray(texts) || !texts.every((t) => typeof t === 'string')) {
+      sendOpenAiError(res, 400, "'input' must be a string or a list of strings");
+      return;
+    }
+    const embedOne = options.embed ?? ((text: string) => hashEmbedding(text, model.embeddingLength));
+    const tokens = texts.reduce((sum, t) => sum + Math.ceil(t.length / 4) + 2, 0);
+    sendJson(res, 200, {
+      object: 'list',
+      data: v1EmbeddingData(
+        texts.map((text) => embedOne(text)),
+        body.encoding_format === 'base64' ? 'base64' : 'float',
+      ),
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   }
 
   function handleEmbed(body: Record<string, unknown>, res: ServerResponse): void {
@@ -217,14 +294,16 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       res.end('404 page not found');
       return;
     }
+    const v1 = endpoint.startsWith('v1-');
+    const fail = v1 ? sendOpenAiError : sendError;
     const failure = takeFailure(endpoint);
-    if (failure) return sendError(res, failure.status ?? 500, failure.error);
-    if (bodyError) return sendError(res, 400, bodyError);
+    if (failure) return fail(res, failure.status ?? 500, failure.error);
+    if (bodyError) return fail(res, 400, bodyError);
     const fields =
       typeof body === 'object' && body !== null && !Array.isArray(body)
         ? (body as Record<string, unknown>)
         : {};
-    if (method === 'POST' && body === undefined) return sendError(res, 400, 'missing request body');
+    if (method === 'POST' && body === undefined) return fail(res, 400, 'missing request body');
 
     switch (endpoint) {
       case 'chat':
@@ -243,6 +322,18 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
         return sendJson(res, 200, { version: options.version ?? '0.12.6' });
       case 'pull':
         return handlePull(fields, res, closed);
+      case 'v1-models': {
+        const created = Math.floor(Date.parse(startedAt) / 1000);
+        const withContext = options.reportContextLength ?? true;
+        return sendJson(res, 200, {
+          object: 'list',
+          data: installed().map((m) => v1ModelEntry(m, created, withContext)),
+        });
+      }
+      case 'v1-chat':
+        return handleV1Chat(fields, res, record, closed);
+      case 'v1-embeddings':
+        return handleV1Embeddings(fields, res);
     }
   }
 
@@ -284,6 +375,9 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       specs = [...models];
     },
     models: () => installed().map((m) => m.name),
+    setRejectResponseFormat(reject) {
+      rejectResponseFormat = reject;
+    },
     setEmbeddingDimensions(dimensions) {
       if (!Number.isInteger(dimensions) || dimensions < 1)
         throw new RangeError('dimensions must be a positive integer');

@@ -5,7 +5,18 @@
 import type { ScriptedModelSpec } from './catalog.js';
 
 /** Which Ollama endpoint a request hit. */
-export type ScriptedEndpoint = 'chat' | 'generate' | 'embed' | 'tags' | 'show' | 'version' | 'pull' | 'other';
+export type ScriptedEndpoint =
+  | 'chat'
+  | 'generate'
+  | 'embed'
+  | 'tags'
+  | 'show'
+  | 'version'
+  | 'pull'
+  | 'v1-models'
+  | 'v1-chat'
+  | 'v1-embeddings'
+  | 'other';
 
 /** One chat message as received. */
 export interface ScriptedMessage {
@@ -15,7 +26,7 @@ export interface ScriptedMessage {
 
 /** A `/api/chat` or `/api/generate` request as the reply handler sees it. */
 export interface ScriptedChatRequest {
-  endpoint: 'chat' | 'generate';
+  endpoint: 'chat' | 'generate' | 'v1-chat';
   /** Model name as sent by the client. */
   model: string;
   /** Chat messages; for `/api/generate`, `system` (if any) and `prompt` as a system and a user message. */
@@ -26,8 +37,10 @@ export interface ScriptedChatRequest {
   prompt?: string;
   /** `/api/generate` only: the system prompt. */
   system?: string;
-  /** Ollama `format`: a JSON schema object or `'json'`. */
+  /** Ollama `format`: a JSON schema object or `'json'` (for `/v1`, derived from `response_format`). */
   format?: unknown;
+  /** `/v1/chat/completions` only: the `response_format` as sent. */
+  responseFormat?: unknown;
   /** Ollama `options` (temperature, seed, num_predict, num_ctx, …). */
   options?: Record<string, unknown>;
   /** Whether the client asked for a stream (Ollama's default when `stream` is absent). */
@@ -35,9 +48,10 @@ export interface ScriptedChatRequest {
   /** Ollama `keep_alive`, if sent. */
   keepAlive?: string | number;
   /**
-   * The pipeline step, recognised from the prompt content (never from an extra field: real Ollama
-   * would not receive one). Default recognition: a line `purpose: <label>` (any case, optionally
-   * inside `<!-- -->` or `[ ]`) in a system message; see `ScriptedOptions.purposeOf` to change it.
+   * The pipeline step: the `X-Sqlrecall-Purpose` request header when present (sqlrecall's model
+   * clients send `ChatRequest.purpose` there; model servers ignore it), else recognised from the
+   * prompt content by `ScriptedOptions.purposeOf` (default: a line `purpose: <label>`, any case,
+   * optionally inside `<!-- -->` or `[ ]`, in a system message).
    */
   purpose?: string;
 }
@@ -77,7 +91,7 @@ export interface ScriptedOptions {
   embed?: (text: string) => number[];
   /** Length of default embeddings of embedding models; default 384. */
   embeddingDimensions?: number;
-  /** Recognises the pipeline step from the prompt; default: a `purpose: <label>` line in a system message. */
+  /** Recognises the pipeline step from the prompt when the request has no purpose header; default: a `purpose: <label>` line in a system message. */
   purposeOf?: (messages: ScriptedMessage[]) => string | undefined;
   /** Names `/api/pull` can find; default: any name. Others fail like Ollama ("file does not exist"). */
   registry?: string[];
@@ -85,6 +99,13 @@ export interface ScriptedOptions {
   version?: string;
   /** Port to listen on (127.0.0.1); default 0, an ephemeral port. */
   port?: number;
+  /**
+   * `/v1/chat/completions` answers HTTP 400 "response_format is not supported" to requests that
+   * carry a `response_format` (as some OpenAI-compatible servers do), to test the fallback. Default false.
+   */
+  rejectResponseFormat?: boolean;
+  /** `/v1/models` entries of chat models carry `context_length`; default true. */
+  reportContextLength?: boolean;
 }
 
 /** One request as received, kept in `ScriptedOllama.requests`. */
@@ -135,6 +156,8 @@ export interface ScriptedOllama {
   models(): string[];
   /** Changes the default embedding length (embedding models without an explicit `embeddingLength`). */
   setEmbeddingDimensions(dimensions: number): void;
+  /** Switches {@link ScriptedOptions.rejectResponseFormat} on or off. */
+  setRejectResponseFormat(reject: boolean): void;
   /** Forgets recorded requests, queued replies and pending failures. */
   reset(): void;
   /** Stops listening and drops open connections. Idempotent. */
