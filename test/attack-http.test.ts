@@ -48,8 +48,12 @@ describe('the attack corpus through the HTTP API', () => {
         continue;
       }
       const refused = res.status === 422 && body.error?.code === 'guard_refused';
+      // A parse error goes back to the model for repair (issue 11); still unparsable after the bounded
+      // rounds it is unusable output (502), and it never runs.
       const noSql =
-        attack.rule === 'parse-error' && res.status === 502 && body.error?.code === 'sql_not_found';
+        attack.rule === 'parse-error' &&
+        res.status === 502 &&
+        (body.error?.code === 'sql_not_found' || body.error?.code === 'model_output');
       if (!refused && !noSql)
         problems.push(`${attack.id}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     }
