@@ -41,7 +41,8 @@ it('adds, lists, rotates and removes users; only hashes are stored', async () =>
     await client.close();
   }
   const removed = await runSqlrecall(['users', 'remove', 'zed', '--json'], { env });
-  expect(JSON.parse(removed.stdout)).toEqual({ user: 'zed', removed: true });
+  // Issue 10: removal archives the account's memories (none here) instead of deleting them.
+  expect(JSON.parse(removed.stdout)).toEqual({ user: 'zed', removed: true, archivedMemories: 0 });
   expect((await runSqlrecall(['users', 'remove', 'zed'], { env })).code).toBe(2);
   expect((await runSqlrecall(['users', 'list'], { env })).stdout).toContain('No users yet');
 });
