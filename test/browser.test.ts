@@ -51,7 +51,9 @@ function monthlySql(india: boolean): string {
     "SELECT date_trunc('month', o.order_date)::date AS month, sum(o.total_amount) AS revenue",
     'FROM orders o JOIN customers c ON c.id = o.customer_id',
     india ? "WHERE c.country = 'India'" : '',
-    "AND o.order_date >= DATE '2024-01-01' AND o.order_date < DATE '2024-07-01'",
+    // The demo's orders are the two years up to yesterday (issue 11): the last six whole months.
+    "AND o.order_date >= date_trunc('month', current_date) - interval '6 months'",
+    "AND o.order_date < date_trunc('month', current_date)",
     'GROUP BY 1 ORDER BY 1',
   ]
     .filter(Boolean)
@@ -166,7 +168,7 @@ describe('web UI in Chromium', () => {
           if (/revenue by country/i.test(asked)) return `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``;
           return `\`\`\`sql\n${monthlySql(/customers from India/i.test(prompt))}\n\`\`\``;
         }
-        return 'Revenue per month for the first half of 2024.';
+        return 'Revenue per month for the last six months.';
       },
     });
     const client = createPgliteClient(join(home, 'memory'));
@@ -268,7 +270,7 @@ describe('web UI in Chromium', () => {
     const turn = page.locator('article.turn').nth(1);
     await expect
       .poll(() => turn.locator('.answer').textContent(), { timeout: 20_000 })
-      .toBe('Revenue per month for the first half of 2024.');
+      .toBe('Revenue per month for the last six months.');
     expect(await turn.locator('details.sql code').textContent()).toContain("c.country = 'India'");
     await turn.getByRole('table', { name: 'Result' }).waitFor();
     await expect.poll(() => turn.getByRole('table', { name: 'Result' }).locator('tbody tr').count()).toBe(6);
@@ -495,11 +497,13 @@ describe('web UI in Chromium', () => {
       let child: ChildProcess | undefined;
       const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await admin.connect();
+      // Rows stream from a cursor in batches (issue 14): the running statement shows as its FETCH.
       const running = async (name: string) =>
         (
           await admin.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE datname = $1 AND state = 'active' AND query ILIKE '%generate_series(1, 40000)%'`,
+             WHERE datname = $1 AND state = 'active'
+               AND (query ILIKE '%generate_series(1, 40000)%' OR query ILIKE 'FETCH % FROM sqlrecall_cursor')`,
             [name],
           )
         ).rows[0].n as number;
