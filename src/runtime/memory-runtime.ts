@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
-import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
+import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
 import { MemoryService } from '../memory/service.js';
@@ -75,36 +75,6 @@ export interface OpenMemoryOptions {
    * its access-token table in the same database); default: one from {@link memoryStoreOptions}.
    */
   client?: SqlClient;
-  /**
-   * How long to wait for another process to release the embedded store (default
-   * {@link MEMORY_LOCK_WAIT_MS}); `onWait` is told once when waiting starts.
-   */
-  lockWaitMs?: number;
-  onWait?: () => void;
-}
-
-/**
- * Default wait for an embedded store held by another sqlrecall process: 30 s, long enough for a
- * concurrent `ask` to finish (a few seconds), short enough to fail clearly behind a long `chat`.
- */
-export const MEMORY_LOCK_WAIT_MS = 30_000;
-
-/** Opens the store, waiting while another live process holds its embedded data directory. */
-async function waitForStore(store: SqlMemoryStore, waitMs: number, onWait?: () => void): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  let told = false;
-  for (;;) {
-    try {
-      await store.embeddingInfo();
-      return;
-    } catch (error) {
-      const busy = isSqlrecallError(error, 'memory_store') && /in use by another process/.test(error.message);
-      if (!busy || Date.now() >= deadline) throw error;
-      if (!told) onWait?.();
-      told = true;
-      await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 150)));
-    }
-  }
 }
 
 /**
@@ -115,7 +85,8 @@ async function waitForStore(store: SqlMemoryStore, waitMs: number, onWait?: () =
 export async function openMemory(config: Config, options: OpenMemoryOptions = {}): Promise<MemoryRuntime> {
   const store = createMemoryStore(options.client ? { client: options.client } : memoryStoreOptions(config));
   try {
-    await waitForStore(store, options.lockWaitMs ?? MEMORY_LOCK_WAIT_MS, options.onWait);
+    // Another process holding the embedded store shares it over its socket (issue 15): no waiting.
+    await store.embeddingInfo();
     const embedder = createEmbeddingModelFor(config);
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;

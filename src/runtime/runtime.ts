@@ -43,9 +43,7 @@ export class Runtime {
       const log = (message: string, details: Record<string, unknown>) => {
         if (verbose) this.hooks.warn?.(`memory: ${message} ${JSON.stringify(details)}`);
       };
-      const onWait = () =>
-        this.hooks.warn?.('Waiting for another sqlrecall process to release the memory store…');
-      const opening = openMemory(this.config, { chat: this.chat(), log, onWait, ...options });
+      const opening = openMemory(this.config, { chat: this.chat(), log, ...options });
       this.memoryRuntime = opening;
       opening.catch(() => {
         if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
