@@ -9,6 +9,7 @@
 import { parseSync } from 'libpg-query';
 import type { DatabaseConnector } from '../core/ports.js';
 import type { Schema, Table } from '../core/schema.js';
+import { editDistance } from '../core/text.js';
 import type { ValueHint } from '../linking/documents.js';
 import {
   isSampledColumn,
@@ -17,7 +18,6 @@ import {
   TABLESAMPLE_MIN_ROWS,
 } from '../linking/value-hints.js';
 import { loadGuardParser } from '../sql/guard.js';
-import { levenshtein } from '../sql/identifiers.js';
 import { qualifiedName, quoteIdent } from '../sql/render.js';
 
 /** Reads the value hints of one table (sampled, bounded); never throws. */
@@ -102,7 +102,7 @@ export function valueVariants(literal: string, values: readonly string[]): strin
       continue;
     }
     if (target.length < 4) continue;
-    const distance = levenshtein(folded, target);
+    const distance = editDistance(folded, target);
     if (distance <= Math.max(1, Math.floor(target.length / 6))) scored.push([value, distance]);
   }
   return scored

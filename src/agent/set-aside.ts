@@ -21,10 +21,10 @@ import { z } from 'zod';
 import { isSqlrecallError } from '../core/errors.js';
 import type { MemoryKind } from '../core/memory.js';
 import type { ChatModel } from '../core/ports.js';
+import { stem } from '../core/text.js';
 import { callJson } from '../memory/json-call.js';
 import { buildSetAsideMessages, MEMORY_PURPOSES } from '../memory/prompts.js';
 import type { StatementParts } from '../memory/sql-fragment.js';
-import { stem } from '../memory/text.js';
 import type { RequiredPredicate } from './memory-sql.js';
 
 /** A memory not applied to this question, and why (shown to the user). */

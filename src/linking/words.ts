@@ -1,109 +1,16 @@
 /**
  * Words for lexical schema linking: identifiers split into words (`snake_case`, `camelCase`,
  * digits), a light English stemmer so `orders`/`order` and `categories`/`category` meet, and a
- * fuzzy comparison for typos and prefixes (`enroll`/`enrollment`). Deterministic, no dependencies.
+ * fuzzy comparison for typos and prefixes (`enroll`/`enrollment`). The stemmer, splitter, stop words
+ * and edit distance live in `core/text.ts` (one of each for the whole project).
  */
+import { editDistance, QUESTION_STOP_WORDS, splitWords, stem } from '../core/text.js';
 
-/**
- * Words that carry no table meaning in questions ("how many … per … in each …"). Deliberately
- * small: domain words such as `total`, `date` or `name` stay, IDF down-weights them instead.
- */
-const STOP_WORDS: ReadonlySet<string> = new Set(
-  (
-    'a about above after again all also am an and any are as at be been before being below between both but by ' +
-    'can could did do does doing done during each either else every few for from get give given had has have ' +
-    'having he her here hers him his how i if in include including inclusive into is it its just last least let ' +
-    'like list many me more most much my no not now of off on once one only or other our out over own per please ' +
-    'return returned same she should show so some such than that the their them then there these they this those ' +
-    'through to too top under until up us very was we were what when where which while who whom whose why will ' +
-    'with within would you your'
-  ).split(' '),
-);
+export { splitWords, stem };
 
-/** True for words that never count as evidence on their own. */
+/** True for words that never count as evidence on their own (see {@link QUESTION_STOP_WORDS}). */
 export function isStopWord(word: string): boolean {
-  return STOP_WORDS.has(word);
-}
-
-/** Irregular forms that suffix rules cannot reach, mapped to the stem of their base form. */
-const IRREGULAR: Readonly<Record<string, string>> = {
-  people: 'person',
-  persons: 'person',
-  children: 'child',
-  men: 'man',
-  women: 'woman',
-  // Irregular past forms of common verbs (general English; the suffix rules cannot undo them).
-  sold: 'sell',
-  bought: 'buy',
-  paid: 'pay',
-  spent: 'spend',
-  made: 'make',
-  gave: 'give',
-  given: 'give',
-  took: 'take',
-  taken: 'take',
-  taught: 'teach',
-  held: 'hold',
-  led: 'lead',
-  won: 'win',
-  ran: 'run',
-  wrote: 'write',
-  written: 'write',
-  flew: 'fly',
-  flown: 'fly',
-  data: 'data',
-  status: 'status',
-  statuses: 'status',
-  address: 'address',
-  addresses: 'address',
-  analysis: 'analysis',
-  series: 'series',
-  news: 'news',
-};
-
-/**
- * Light stem of a lower-case word: plural and a few verb endings removed (`categories` →
- * `category`, `boxes` → `box`, `orders` → `order`, `enrolled` → `enroll`, `shipping` → `ship`).
- * Not Porter: it only conflates forms a question and a column name plausibly share.
- */
-export function stem(word: string): string {
-  const irregular = IRREGULAR[word];
-  if (irregular) return irregular;
-  if (word.length <= 3 || /\d/.test(word)) return word;
-  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
-  if (/(ss|us|is)$/.test(word)) return word;
-  if (/(ches|shes|sses|xes|zes)$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  if (word.endsWith('ing') && word.length >= 6) return restoreE(undouble(word.slice(0, -3)));
-  if (word.endsWith('ed') && word.length >= 5) return restoreE(undouble(word.slice(0, -2)));
-  return word;
-}
-
-/** `plac` → `place`, `rat` → `rate`, `creat` → `create` (the `e` that `-ed`/`-ing` swallowed). */
-function restoreE(word: string): string {
-  return /(c|v|z|at|iz|ur|ag|os)$/.test(word) ? `${word}e` : word;
-}
-
-/** `shipp` → `ship`, `enroll` stays (double l is common in stems). */
-function undouble(word: string): string {
-  return /([bdgmnprt])\1$/.test(word) ? word.slice(0, -1) : word;
-}
-
-/**
- * Splits an identifier or phrase into lower-case words: on anything that is not a letter or digit,
- * on `camelCase` boundaries and between letters and digits (`OrderItems2` → `order items 2`).
- */
-export function splitWords(text: string): string[] {
-  return (
-    text
-      .normalize('NFKC')
-      .replace(/([\p{Ll}\d])(\p{Lu})/gu, '$1 $2')
-      .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2')
-      .replace(/(\p{L})(\d)/gu, '$1 $2')
-      .replace(/(\d)(\p{L})/gu, '$1 $2')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu) ?? []
-  );
+  return QUESTION_STOP_WORDS.has(word);
 }
 
 /** Stems of the non-stop words of `text`, in order (duplicates kept). */
@@ -111,30 +18,6 @@ export function terms(text: string): string[] {
   return splitWords(text)
     .filter((word) => !isStopWord(word))
     .map(stem);
-}
-
-/** Damerau–Levenshtein distance (optimal string alignment), stopping early above `max`. */
-export function editDistance(a: string, b: string, max = 2): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  const rows = a.length + 1;
-  const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) =>
-    Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i < rows; i += 1) {
-    let rowMin = Number.POSITIVE_INFINITY;
-    for (let j = 1; j < cols; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        value = Math.min(value, d[i - 2]![j - 2]! + 1);
-      }
-      d[i]![j] = value;
-      rowMin = Math.min(rowMin, value);
-    }
-    if (rowMin > max) return max + 1;
-  }
-  return d[a.length]![b.length]!;
 }
 
 /** Endings that may extend a question stem into a schema word (`enroll` → `enrollment`). */

@@ -1,7 +1,9 @@
 /**
  * Small text helpers of the memory logic: normalisation for exact-duplicate checks, content words
- * for term matching, and the defined term of a definition ("high value order means …").
+ * for term matching, and the defined term of a definition ("high value order means …"). Stop words
+ * and the stemmer are the shared ones of `core/text.ts`.
  */
+import { stem, TERM_STOP_WORDS } from '../core/text.js';
 
 /**
  * Normalised form of a fact for exact comparison: NFKC, lower case, inner whitespace collapsed,
@@ -17,37 +19,20 @@ export function normalizeText(text: string): string {
     .replace(/[\s.!?;,]+$/u, '');
 }
 
-/** English function words ignored when matching terms (the words that make every sentence alike). */
-const STOP_WORDS = new Set(
-  (
-    'a an and are as at be by do does did for from has have i in is it me my of on or our show shows ' +
-    'that the this to was we what which who with you your all any some give list get tell how many much ' +
-    'means mean meaning defined define as called call refers refer when say'
-  ).split(' '),
-);
+/** The project's one stemmer (`core/text.ts`), re-exported for the memory logic. */
+export { stem };
 
 /**
- * Light stemming to a comparison key: `-ies` → `-y`, then plural/possessive `-s`/`-es` endings
- * (`-es` after s, x, z, ch, sh) stripped until none is left (never below 3 letters, never a double `ss`), so `orders` and
- * `order`, `statuses` and `status` get the same key.
+ * Lower-cased, stemmed content words of `text` (letters/digits in any script), {@link TERM_STOP_WORDS}
+ * removed.
  */
-export function stem(word: string): string {
-  let w = word.replace(/'s$/, '');
-  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
-  while (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) {
-    w = w.slice(0, /(?:s|x|z|ch|sh)es$/.test(w) ? -2 : -1);
-  }
-  return w;
-}
-
-/** Lower-cased, stemmed content words of `text` (letters/digits in any script), stop words removed. */
 export function contentWords(text: string): string[] {
   const words =
     text
       .normalize('NFKC')
       .toLowerCase()
       .match(/[\p{L}\p{N}_']+/gu) ?? [];
-  return words.filter((w) => !STOP_WORDS.has(w)).map(stem);
+  return words.filter((w) => !TERM_STOP_WORDS.has(w)).map(stem);
 }
 
 /** Patterns that introduce a definition, in the order they are tried. */

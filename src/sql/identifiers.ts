@@ -11,6 +11,7 @@
  */
 import { parseSync } from 'libpg-query';
 import type { Schema } from '../core/schema.js';
+import { editDistance } from '../core/text.js';
 import { loadGuardParser } from './guard.js';
 import { qualifiedName, quoteIdent } from './render.js';
 import { analyzeStatement, type JsonObject, type RelationUse, type UnresolvedName } from './scope.js';
@@ -230,7 +231,8 @@ function finish(entry: UnresolvedName, candidates: string[], what: string): Unkn
 }
 
 /**
- * The closest names to `name` (case-insensitive Levenshtein; a shared prefix/containment also
+ * The closest names to `name` (case-insensitive edit distance, a swap of two adjacent letters
+ * counting 1, see `editDistance`; a shared prefix/containment also
  * counts), at most {@link MAX_CANDIDATES}, each within a distance of max(1, length / 3).
  */
 export function closest(name: string, pool: { key: string; text: string }[]): string[] {
@@ -238,7 +240,7 @@ export function closest(name: string, pool: { key: string; text: string }[]): st
   const scored = new Map<string, number>();
   for (const { key, text } of pool) {
     const lower = key.toLowerCase();
-    let score = levenshtein(target, lower);
+    let score = editDistance(target, lower);
     if (lower.length >= 3 && target.length >= 3 && (lower.includes(target) || target.includes(lower)))
       score = Math.min(score, 1.5);
     const limit = Math.max(1, Math.floor(Math.max(target.length, lower.length) / 3));
@@ -250,21 +252,4 @@ export function closest(name: string, pool: { key: string; text: string }[]): st
     .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))
     .slice(0, MAX_CANDIDATES)
     .map(([text]) => text);
-}
-
-/** Edit distance (insertions, deletions, substitutions), O(|a|·|b|) time, O(|b|) memory. */
-export function levenshtein(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a.length === 0) return b.length;
-  if (b.length === 0) return a.length;
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -140,6 +140,15 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS new_sql text',
     ],
   },
+  {
+    // Issue 18: memory terms are stemmed with the shared stemmer of `core/text.ts` (it also undoes
+    // `-ed`/`-ing` and irregular forms, and keeps `-us`/`-is`), so words stored by the older memory
+    // stemmer would no longer equal a question's words. NULL makes `fillTermWords` recompute them
+    // at the next start, in batches, with the stemmer that questions now use.
+    version: 5,
+    description: 'term_words recomputed with the shared stemmer',
+    statements: ['UPDATE sqlrecall_memories SET term_words = NULL WHERE term_words IS NOT NULL'],
+  },
 ];
 
 /** Name of the HNSW index on the embedding column (cosine distance). */
