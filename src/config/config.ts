@@ -9,7 +9,10 @@ import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { SqlrecallError } from '../core/errors.js';
+import { DEFAULT_MEMORY_TOP_K } from '../core/memory.js';
+import { DEFAULT_OLLAMA_HOST } from '../core/model-names.js';
 import { maskUrl } from '../core/redact.js';
+import { parseThresholdTable } from '../memory/thresholds.js';
 
 /** Validated configuration. */
 export interface Config {
@@ -262,19 +265,9 @@ export const SETTINGS: Record<keyof Config, Setting> = {
   memoryThresholds: {
     env: 'SQLRECALL_MEMORY_THRESHOLDS',
     flag: '--memory-thresholds',
-    schema: z.string().refine(
-      (v) =>
-        v.trim() === '' ||
-        v
-          .split(/[,;]/)
-          .map((e) => e.trim())
-          .filter(Boolean)
-          .every((e) => {
-            const m = /^[^=\s]+\s*=\s*([0-9.]+)\s*:\s*([0-9.]+)$/.exec(e);
-            return m !== null && Number(m[1]) <= Number(m[2]) && Number(m[2]) <= 1;
-          }),
-      { error: 'expected model=low:high pairs, e.g. all-minilm=0.70:0.95' },
-    ),
+    schema: z.string().refine((v) => parseThresholdTable(v) !== undefined, {
+      error: 'expected model=low:high pairs, e.g. all-minilm=0.70:0.95',
+    }),
     describe: 'reconciliation thresholds per embedding model',
   },
   maxSqlTokens: {
@@ -320,7 +313,7 @@ function defaults(): Record<keyof Config, unknown> {
   return {
     databaseUrl: undefined,
     memoryDatabaseUrl: undefined,
-    ollamaHost: 'http://127.0.0.1:11434',
+    ollamaHost: DEFAULT_OLLAMA_HOST,
     model: 'qwen2.5-coder:7b',
     embedModel: 'all-minilm',
     user,
@@ -337,7 +330,7 @@ function defaults(): Record<keyof Config, unknown> {
     team: undefined,
     memoryEnabled: 'on',
     memoryMaxFacts: 2,
-    memoryTopK: 5,
+    memoryTopK: DEFAULT_MEMORY_TOP_K,
     memoryMinSimilarity: 0.3,
     memoryThresholds: '',
     maxSqlTokens: 1024,

@@ -133,10 +133,17 @@ export interface MemoryWriteResult {
   duplicate?: boolean;
 }
 
+/**
+ * Default number of memories a similarity search or recall returns (5: the issue-3 v1 value; the
+ * `SQLRECALL_MEMORY_TOP_K` setting, the HTTP `topK` and MCP `top_k` parameters and
+ * `sqlrecall memory search --top-k` fall back to it).
+ */
+export const DEFAULT_MEMORY_TOP_K = 5;
+
 /** Options of {@link MemoryStore.search}. */
 export interface MemorySearchOptions {
   embedding: number[];
-  /** Most results; default 5. */
+  /** Most results; default {@link DEFAULT_MEMORY_TOP_K}. */
   topK?: number;
   /** Least similarity (1 − cosine distance) to return; default 0 (no floor). */
   minSimilarity?: number;

@@ -14,7 +14,7 @@ import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/s
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
+import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
@@ -133,7 +133,13 @@ export const MCP_INPUTS = {
       .max(2000)
       .optional()
       .describe('text to search memories by meaning; omit to list every active memory'),
-    top_k: z.number().int().min(1).max(100).optional().describe('most results of a search (default 5)'),
+    top_k: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(`most results of a search (default ${DEFAULT_MEMORY_TOP_K})`),
   }),
   forget: z.strictObject({
     target: z
@@ -396,7 +402,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         return bounded({ user: config.user, enabled, memories: memories.map(brief) });
       }
       const [embedding] = await memory.embedder.embed([args.query]);
-      const results = await memory.store.search(scope, { embedding: embedding!, topK: args.top_k ?? 5 });
+      const results = await memory.store.search(scope, {
+        embedding: embedding!,
+        topK: args.top_k ?? DEFAULT_MEMORY_TOP_K,
+      });
       return bounded({
         user: config.user,
         enabled,

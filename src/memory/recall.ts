@@ -10,12 +10,16 @@
  * Only the caller's scopes are ever read; `without` skips memories for this question only.
  */
 
-import type { Memory, MemoryKind, MemoryScope, MemoryStore } from '../core/memory.js';
+import {
+  DEFAULT_MEMORY_TOP_K,
+  type Memory,
+  type MemoryKind,
+  type MemoryScope,
+  type MemoryStore,
+} from '../core/memory.js';
 import { isExpired } from './expiry.js';
 import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
 
-/** Default top-k of similarity recall. */
-export const DEFAULT_RECALL_TOP_K = 5;
 /** Default least similarity of similarity recall (1 − cosine distance). */
 export const DEFAULT_RECALL_MIN_SIMILARITY = 0.3;
 /** Most standing preferences applied to one question. */
@@ -102,7 +106,7 @@ async function recallScope(
   }
   const similar = await input.store.search(scope, {
     embedding: input.embedding,
-    topK: input.topK ?? DEFAULT_RECALL_TOP_K,
+    topK: input.topK ?? DEFAULT_MEMORY_TOP_K,
     minSimilarity: input.minSimilarity ?? DEFAULT_RECALL_MIN_SIMILARITY,
     kinds: RECALLED_KINDS,
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../core/errors.js';
-import { normalizeModelName, sameModelName } from './names.js';
+import { normalizeModelName, sameModelName } from '../core/model-names.js';
 import { chooseNumCtx, estimatePromptTokens } from './ollama/chat-model.js';
 import { displayHost, mapOllamaError, modelInfoNumber } from './ollama/client.js';
 import { estimateTokens } from './tokens.js';

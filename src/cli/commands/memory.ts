@@ -6,7 +6,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { SqlrecallError } from '../../core/errors.js';
-import { MEMORY_KINDS, type Memory, type MemoryKind, type MemoryScope } from '../../core/memory.js';
+import {
+  DEFAULT_MEMORY_TOP_K,
+  MEMORY_KINDS,
+  type Memory,
+  type MemoryKind,
+  type MemoryScope,
+} from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
 import { isExpired, parseUntil } from '../../memory/expiry.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
@@ -181,7 +187,7 @@ export async function runMemory(
       case 'search': {
         if (!text) throw new SqlrecallError('usage', 'Give the text to search for.');
         const [embedding] = await memory.embedder.embed([text]);
-        const topK = opts.topK === undefined ? 5 : Number(opts.topK);
+        const topK = opts.topK === undefined ? DEFAULT_MEMORY_TOP_K : Number(opts.topK);
         if (!Number.isInteger(topK) || topK < 1 || topK > 100)
           throw new SqlrecallError('usage', '--top-k must be a whole number from 1 to 100.');
         const results = await memory.store.search(scope, { embedding: embedding!, topK });

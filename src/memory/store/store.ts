@@ -19,6 +19,8 @@ import type {
   MemoryWriteResult,
   ScoredMemory,
 } from '../../core/memory.js';
+import { DEFAULT_MEMORY_TOP_K } from '../../core/memory.js';
+import { sameModelName } from '../../core/model-names.js';
 import { conversationMethods } from './conversations.js';
 import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
 import { pendingMethods, releaseRunningPending } from './pending.js';
@@ -55,17 +57,8 @@ export interface MemoryStoreOptions {
   client?: SqlClient;
 }
 
-/** Default and largest `topK` of a search. */
-const DEFAULT_TOP_K = 5;
+/** Largest `topK` of a search. */
 const MAX_TOP_K = 1000;
-
-function sameModel(a: string, b: string): boolean {
-  const norm = (name: string): string => {
-    const trimmed = name.trim();
-    return trimmed.slice(trimmed.lastIndexOf('/') + 1).includes(':') ? trimmed : `${trimmed}:latest`;
-  };
-  return norm(a) === norm(b);
-}
 
 /** The refusal when the configured embedding model differs from the store's. */
 export function embeddingMismatchError(stored: EmbeddingInfo, configured: EmbeddingInfo): SqlrecallError {
@@ -160,7 +153,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
           await writeEmbeddingMeta(tx, configured.model, configured.dimensions);
           return;
         }
-        if (stored.dimensions !== configured.dimensions || !sameModel(stored.model, configured.model)) {
+        if (stored.dimensions !== configured.dimensions || !sameModelName(stored.model, configured.model)) {
           throw embeddingMismatchError(stored, configured);
         }
       });
@@ -181,7 +174,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
 
     search: guarded(async (scope: MemoryScope, search: MemorySearchOptions): Promise<ScoredMemory[]> => {
       const ref = scopeRef(scope);
-      const topK = search.topK ?? DEFAULT_TOP_K;
+      const topK = search.topK ?? DEFAULT_MEMORY_TOP_K;
       if (!Number.isInteger(topK) || topK < 0 || topK > MAX_TOP_K) {
         throw new SqlrecallError('usage', `topK must be a whole number from 0 to ${MAX_TOP_K}.`);
       }

@@ -4,7 +4,7 @@
  */
 import type { Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
-import { normalizeModelName } from '../names.js';
+import { normalizeModelName } from '../../core/model-names.js';
 import { createOllamaClient, mapOllamaError, modelInfoNumber } from './client.js';
 
 /** One progress event of a pull, as Ollama streams it (`total`/`completed` in bytes, per layer). */

@@ -6,10 +6,10 @@
 import { Ollama, type ShowResponse } from 'ollama';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { SqlrecallError } from '../../core/errors.js';
+import { DEFAULT_OLLAMA_HOST } from '../../core/model-names.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 
-/** Ollama's address when nothing is configured (DESIGN.md "Configuration"). */
-export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
+export { DEFAULT_OLLAMA_HOST };
 
 let sharedAgent: Agent | undefined;
 

@@ -15,7 +15,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { normalizeModelName } from '../names.js';
+import { normalizeModelName } from '../../core/model-names.js';
 import { PURPOSE_HEADER } from '../purpose.js';
 import {
   resolveModel,
@@ -46,6 +46,13 @@ import type {
 export type { ScriptedModelSpec } from './catalog.js';
 export type * from './types.js';
 
+/**
+ * Prompt tokens the scripted server reports for embedding inputs: a fixed ⌈characters / 4⌉ + 2
+ * per text (a stand-in counter, not `estimateTokens`: tests only need a stable positive number).
+ */
+function promptTokens(texts: readonly string[]): number {
+  return texts.reduce((sum, t) => sum + Math.ceil(t.length / 4) + 2, 0);
+}
 /** Models installed when `options.models` is not given. */
 export const DEFAULT_SCRIPTED_MODELS: readonly string[] = ['qwen2.5-coder:7b', 'all-minilm'];
 
@@ -173,7 +180,7 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       return;
     }
     const embedOne = options.embed ?? ((text: string) => hashEmbedding(text, model.embeddingLength));
-    const tokens = texts.reduce((sum, t) => sum + Math.ceil(t.length / 4) + 2, 0);
+    const tokens = promptTokens(texts);
     sendJson(res, 200, {
       object: 'list',
       data: v1EmbeddingData(
@@ -203,7 +210,7 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       embeddings: texts.map((text) => embedOne(text)),
       total_duration: 1_000_000 * (1 + texts.length),
       load_duration: 500_000,
-      prompt_eval_count: texts.reduce((sum, t) => sum + Math.ceil(t.length / 4) + 2, 0),
+      prompt_eval_count: promptTokens(texts),
     });
   }
 

@@ -4,7 +4,12 @@
  * readable by members, changeable by team admins); an id of another scope is "not found".
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import type { MemoryKind, MemoryScope, MemoryStatus } from '../../core/memory.js';
+import {
+  DEFAULT_MEMORY_TOP_K,
+  type MemoryKind,
+  type MemoryScope,
+  type MemoryStatus,
+} from '../../core/memory.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -186,7 +191,7 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const s = scope(c, q.scope, false);
     const { store, embedder } = await deps.memory();
     const [embedding] = await embedder.embed([q.q]);
-    const results = await store.search(s, { embedding: embedding!, topK: q.topK ?? 5 });
+    const results = await store.search(s, { embedding: embedding!, topK: q.topK ?? DEFAULT_MEMORY_TOP_K });
     return c.json({ scope: s, query: q.q, results } as Out, 200);
   });
 

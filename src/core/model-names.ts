@@ -1,7 +1,11 @@
 /**
  * Ollama model names: `name[:tag]`, where a missing tag means `latest` (`all-minilm` is the same
- * model as `all-minilm:latest`).
+ * model as `all-minilm:latest`), and Ollama's default address. In `core` because the memory store
+ * (embedding model of a store), the model adapters and the configuration all need them.
  */
+
+/** Ollama's address when nothing is configured (Ollama's own default; DESIGN.md "Configuration"). */
+export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
 
 /** Adds the implicit `:latest` tag when a name has none; trims whitespace. */
 export function normalizeModelName(name: string): string {
