@@ -6,7 +6,9 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
+import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel } from '../core/ports.js';
+import { parseDatabaseUrl } from '../databases/open.js';
 import { type DatasetFilter, hasInstructions, loadEvalDataset, type MemoryMode } from '../eval/dataset.js';
 import { type MeteredChatModel, meterChatModel } from '../eval/meter.js';
 import { type EvalSummary, summarize } from '../eval/report.js';
@@ -43,6 +45,20 @@ export interface BenchmarkOptions {
   onProgress?: (done: number, total: number) => void;
   /** Status lines (loading databases, teaching) for stderr. */
   onNotice?: (text: string) => void;
+}
+
+/**
+ * Checks the `--db` of an eval run: benchmark databases are created on a PostgreSQL server or, with
+ * no URL, in embedded PGlite, so a URL must be `postgres://…`.
+ * @throws SqlrecallError `usage` for any other URL (a PGlite path, another scheme)
+ */
+export function checkEvalServerUrl(url: string | undefined): void {
+  if (url && parseDatabaseUrl(url).engine !== 'postgres') {
+    throw new SqlrecallError(
+      'usage',
+      'eval --db takes a PostgreSQL server URL (postgres://…); leave it out for embedded databases.',
+    );
+  }
 }
 
 /** Default results path for a dataset. */

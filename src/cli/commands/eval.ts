@@ -6,10 +6,9 @@
  */
 import Table from 'cli-table3';
 import { SqlrecallError } from '../../core/errors.js';
-import { parseDatabaseUrl } from '../../databases/open.js';
 import { MEMORY_MODES, type MemoryMode } from '../../eval/dataset.js';
 import { type EvalSummary, type GroupStats, STATS_HEADINGS, statsRow } from '../../eval/report.js';
-import { runBenchmark } from '../../runtime/eval-runtime.js';
+import { checkEvalServerUrl, runBenchmark } from '../../runtime/eval-runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
@@ -76,12 +75,7 @@ export async function runEvalCommand(io: CliIO, opts: EvalFlags): Promise<number
     }
     const modes = parseModes(opts.memoryMode);
     const limit = parseLimit(opts.limit);
-    if (opts.db && parseDatabaseUrl(opts.db).engine !== 'postgres') {
-      throw new SqlrecallError(
-        'usage',
-        'eval --db takes a PostgreSQL server URL (postgres://…); leave it out for embedded databases.',
-      );
-    }
+    checkEvalServerUrl(opts.db);
     const config = configFrom(io, { ...opts, db: undefined });
     const started = Date.now();
     const bar = progressBar(io, 'eval', (done, total) => {
