@@ -6,13 +6,13 @@ import type { Assistant } from '../../agent/assistant.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
-import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, printSql } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import type { GlobalOptions } from '../program.js';
 import { startSpinner } from '../progress.js';
+import { withRuntime } from '../with-runtime.js';
 
 /** The `ask --json` document (DESIGN.md "CLI contract"). */
 export interface AskJson {
@@ -224,39 +224,45 @@ export async function runAsk(
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
-  let runtime: Runtime | undefined;
   const interrupt = onInterrupt(io);
   try {
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config, { warn: warnTo(io) });
-    const assistant = await runtime.assistant();
-    let conversationId = opts.conversation;
-    if (opts.continue && conversationId === undefined && config.memoryEnabled) {
-      const memory = await runtime.memory();
-      conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
-    }
-    const code = await answerQuestion(io, assistant, question, {
-      json,
-      user: config.user,
-      team: config.team,
-      maxRows: config.maxRows,
-      maxResultBytes: config.maxResultBytes,
-      signal: interrupt.signal,
-      skipAnswer: opts.answer === false,
-      conversationId,
-      without: opts.without,
-      confirmDeletes: opts.yes === true,
-      noModel: opts.noModel,
-    });
-    // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
-    return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;
-  } catch (error) {
-    const err = toSqlrecallError(error);
-    printError(io, err);
-    if (json) printJson(io, { question, error: errorJson(err) });
-    return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
+    return await withRuntime(
+      io,
+      opts,
+      async (runtime, config) => {
+        const assistant = await runtime.assistant();
+        let conversationId = opts.conversation;
+        if (opts.continue && conversationId === undefined && config.memoryEnabled) {
+          const memory = await runtime.memory();
+          conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
+        }
+        const code = await answerQuestion(io, assistant, question, {
+          json,
+          user: config.user,
+          team: config.team,
+          maxRows: config.maxRows,
+          maxResultBytes: config.maxResultBytes,
+          signal: interrupt.signal,
+          skipAnswer: opts.answer === false,
+          conversationId,
+          without: opts.without,
+          confirmDeletes: opts.yes === true,
+          noModel: opts.noModel,
+        });
+        // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
+        return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;
+      },
+      {
+        warn: warnTo(io),
+        onError: (error) => {
+          const err = toSqlrecallError(error);
+          printError(io, err);
+          if (json) printJson(io, { question, error: errorJson(err) });
+          return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
+        },
+      },
+    );
   } finally {
     interrupt.dispose();
-    await runtime?.close();
   }
 }

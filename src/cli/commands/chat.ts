@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { toSqlrecallError } from '../../core/errors.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
-import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printError } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { withRuntime } from '../with-runtime.js';
 import { answerQuestion, warnTo } from './ask.js';
 import { memoryLine } from './memory.js';
 
@@ -34,89 +34,92 @@ export async function runChat(
   opts: GlobalOptions & { resume?: boolean },
   banner?: string,
 ): Promise<number> {
-  let runtime: Runtime | undefined;
-  try {
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config, { warn: warnTo(io) });
-    const db = await runtime.database();
-    const assistant = await runtime.assistant();
-    const { schema } = await assistant.schema();
-    const memory = config.memoryEnabled ? await runtime.memory().catch(() => undefined) : undefined;
-    const scope = { user: config.user };
-    let conversationId: string = randomUUID();
-    let resumed = false;
-    if (opts.resume && memory) {
-      const last = await memory.store.lastConversation(scope);
-      if (last) {
-        conversationId = last.id;
-        resumed = true;
-      }
-    }
-    io.stderr.write(
-      `${banner ?? ''}${pc.bold('sqlrecall chat')} on ${db.displayName} (${schema.tables.length} tables) with ${config.model}.\n` +
-        `${pc.dim(`${resumed ? 'Continuing' : 'Conversation'} ${conversationId.slice(0, 8)} as ${config.user}${memory ? '' : ' (memory off)'}. Ask a question in plain language; /help for commands. Type exit or /bye to leave.`)}\n`,
-    );
-    const rl = createInterface({
-      input: io.stdin,
-      output: io.stdout,
-      terminal: io.interactive,
-      prompt: CHAT_PROMPT,
-    });
-    let current: AbortController | undefined;
-    rl.on('SIGINT', () => {
-      if (current) {
-        current.abort();
-        io.stderr.write(`\n${pc.yellow('cancelled')}\n`);
-      } else {
-        rl.close();
-      }
-    });
-    rl.prompt();
-    for await (const line of rl) {
-      const text = line.trim();
-      if (EXIT_WORDS.has(text.toLowerCase())) break;
-      const command = /^\/(memory|memories|forget|without|help)\b\s*(.*)$/i.exec(text);
-      if (command && command[1]!.toLowerCase() !== 'without') {
-        await chatCommand(io, memory, scope, command[1]!.toLowerCase(), command[2]!.trim());
-      } else if (text) {
-        let question = text;
-        const without: string[] = [];
-        if (command) {
-          const [id = '', ...rest] = command[2]!.trim().split(/\s+/);
-          without.push(id);
-          question = rest.join(' ');
-        }
-        current = new AbortController();
-        try {
-          if (question) {
-            await answerQuestion(io, assistant, question, {
-              json: false,
-              user: config.user,
-              team: config.team,
-              maxRows: config.maxRows,
-              signal: current.signal,
-              conversationId,
-              without,
-            });
-          } else {
-            io.stderr.write('usage: /without <id> <question>\n');
-          }
-        } finally {
-          current = undefined;
+  return withRuntime(
+    io,
+    opts,
+    async (runtime, config) => {
+      const db = await runtime.database();
+      const assistant = await runtime.assistant();
+      const { schema } = await assistant.schema();
+      const memory = config.memoryEnabled ? await runtime.memory().catch(() => undefined) : undefined;
+      const scope = { user: config.user };
+      let conversationId: string = randomUUID();
+      let resumed = false;
+      if (opts.resume && memory) {
+        const last = await memory.store.lastConversation(scope);
+        if (last) {
+          conversationId = last.id;
+          resumed = true;
         }
       }
+      io.stderr.write(
+        `${banner ?? ''}${pc.bold('sqlrecall chat')} on ${db.displayName} (${schema.tables.length} tables) with ${config.model}.\n` +
+          `${pc.dim(`${resumed ? 'Continuing' : 'Conversation'} ${conversationId.slice(0, 8)} as ${config.user}${memory ? '' : ' (memory off)'}. Ask a question in plain language; /help for commands. Type exit or /bye to leave.`)}\n`,
+      );
+      const rl = createInterface({
+        input: io.stdin,
+        output: io.stdout,
+        terminal: io.interactive,
+        prompt: CHAT_PROMPT,
+      });
+      let current: AbortController | undefined;
+      rl.on('SIGINT', () => {
+        if (current) {
+          current.abort();
+          io.stderr.write(`\n${pc.yellow('cancelled')}\n`);
+        } else {
+          rl.close();
+        }
+      });
       rl.prompt();
-    }
-    rl.close();
-    io.stderr.write('bye\n');
-    return 0;
-  } catch (error) {
-    const err = toSqlrecallError(error);
-    printError(io, err);
-    return err.exitCode;
-  } finally {
-    await runtime?.close();
-  }
+      for await (const line of rl) {
+        const text = line.trim();
+        if (EXIT_WORDS.has(text.toLowerCase())) break;
+        const command = /^\/(memory|memories|forget|without|help)\b\s*(.*)$/i.exec(text);
+        if (command && command[1]!.toLowerCase() !== 'without') {
+          await chatCommand(io, memory, scope, command[1]!.toLowerCase(), command[2]!.trim());
+        } else if (text) {
+          let question = text;
+          const without: string[] = [];
+          if (command) {
+            const [id = '', ...rest] = command[2]!.trim().split(/\s+/);
+            without.push(id);
+            question = rest.join(' ');
+          }
+          current = new AbortController();
+          try {
+            if (question) {
+              await answerQuestion(io, assistant, question, {
+                json: false,
+                user: config.user,
+                team: config.team,
+                maxRows: config.maxRows,
+                signal: current.signal,
+                conversationId,
+                without,
+              });
+            } else {
+              io.stderr.write('usage: /without <id> <question>\n');
+            }
+          } finally {
+            current = undefined;
+          }
+        }
+        rl.prompt();
+      }
+      rl.close();
+      io.stderr.write('bye\n');
+      return 0;
+    },
+    {
+      warn: warnTo(io),
+      onError: (error) => {
+        const err = toSqlrecallError(error);
+        printError(io, err);
+        return err.exitCode;
+      },
+    },
+  );
 }
 
 /** `/memory`, `/forget …` and `/help` in the REPL. */

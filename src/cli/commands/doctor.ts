@@ -5,46 +5,44 @@
 
 import { ERROR_TABLE, toSqlrecallError } from '../../core/errors.js';
 import { type Check, checkDatabase, checkDatabaseRole, checkModels } from '../../runtime/doctor.js';
-import { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import { type GlobalOptions, reportError } from '../program.js';
+import { withRuntime } from '../with-runtime.js';
 
 /** Runs `doctor`. */
 export async function runDoctor(io: CliIO, opts: GlobalOptions): Promise<number> {
   const json = Boolean(opts.json);
-  let runtime: Runtime | undefined;
-  try {
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config);
-    const database = await checkDatabase(runtime);
-    const checks: Check[] = [...(await checkModels(runtime)), database];
-    if (database.level === 'ok') {
-      const role = await checkDatabaseRole(runtime);
-      if (role) checks.push(role);
-    }
-    const failed = checks.find((c) => c.level === 'fail');
-    const code = failed ? ERROR_TABLE[failed.code ?? 'internal'].exitCode : 0;
-    if (json) {
-      printJson(io, { ok: !failed, checks });
-    } else {
-      for (const check of checks) {
-        const mark =
-          check.level === 'ok'
-            ? pc.green('ok  ')
-            : check.level === 'warn'
-              ? pc.yellow('warn')
-              : pc.red('FAIL');
-        io.stdout.write(`${mark} ${check.message}\n`);
-        if (check.fix && check.level !== 'ok')
-          io.stdout.write(`     fix: ${check.fix.replaceAll('\n', '\n          ')}\n`);
+  return withRuntime(
+    io,
+    opts,
+    async (runtime, _config) => {
+      const database = await checkDatabase(runtime);
+      const checks: Check[] = [...(await checkModels(runtime)), database];
+      if (database.level === 'ok') {
+        const role = await checkDatabaseRole(runtime);
+        if (role) checks.push(role);
       }
-    }
-    return code;
-  } catch (error) {
-    return reportError(io, json, toSqlrecallError(error));
-  } finally {
-    await runtime?.close();
-  }
+      const failed = checks.find((c) => c.level === 'fail');
+      const code = failed ? ERROR_TABLE[failed.code ?? 'internal'].exitCode : 0;
+      if (json) {
+        printJson(io, { ok: !failed, checks });
+      } else {
+        for (const check of checks) {
+          const mark =
+            check.level === 'ok'
+              ? pc.green('ok  ')
+              : check.level === 'warn'
+                ? pc.yellow('warn')
+                : pc.red('FAIL');
+          io.stdout.write(`${mark} ${check.message}\n`);
+          if (check.fix && check.level !== 'ok')
+            io.stdout.write(`     fix: ${check.fix.replaceAll('\n', '\n          ')}\n`);
+        }
+      }
+      return code;
+    },
+    { onError: (error) => reportError(io, json, toSqlrecallError(error)) },
+  );
 }

@@ -4,13 +4,14 @@
  * the schema index first (progress bar on stderr for big databases).
  */
 
-import { Runtime } from '../../runtime/runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import { createSchemaLinking } from '../../runtime/schema-linking.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
 import { progressBar } from '../progress.js';
+import { withRuntime } from '../with-runtime.js';
 
 /** Index builds with more tables than this show a progress bar. */
 const PROGRESS_MIN_TABLES = 50;
@@ -18,10 +19,7 @@ const PROGRESS_MIN_TABLES = 50;
 /** Runs `schema context`. */
 export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question: string): Promise<number> {
   const json = Boolean(opts.json);
-  let runtime: Runtime | undefined;
-  try {
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config);
+  return withRuntime(io, opts, async (runtime, config) => {
     const db = await runtime.database();
     const schema = await db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
     const warnings: string[] = [];
@@ -90,9 +88,5 @@ export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question:
         io.stdout.write(`degraded to fit: ${context.degradations.join(', ')}\n`);
     }
     return 0;
-  } catch (error) {
-    return reportError(io, json, error);
-  } finally {
-    await runtime?.close();
-  }
+  });
 }

@@ -2,20 +2,17 @@
  * `sqlrecall schema [--json]`: the catalog, as the model sees it (or every detail as JSON).
  */
 
-import { Runtime } from '../../runtime/runtime.js';
 import { renderSchema } from '../../sql/render.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { withRuntime } from '../with-runtime.js';
 
 /** Runs `schema`. */
 export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number> {
   const json = Boolean(opts.json);
-  let runtime: Runtime | undefined;
-  try {
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config);
+  return withRuntime(io, opts, async (runtime, config) => {
     const db = await runtime.database();
     const schema = await db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
     if (json) {
@@ -29,9 +26,5 @@ export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number>
       );
     }
     return 0;
-  } catch (error) {
-    return reportError(io, json, error);
-  } finally {
-    await runtime?.close();
-  }
+  });
 }

@@ -9,14 +9,14 @@ import { serve } from '@hono/node-server';
 import { SqlrecallError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { checkDatabaseRole, roleWarning } from '../../runtime/doctor.js';
-import { Runtime } from '../../runtime/runtime.js';
 import { createApp, defaultWebRoot } from '../../server/app.js';
 import type { AuthMode } from '../../server/deps.js';
 import { depsFromRuntime, memoryClient } from '../../server/runtime-deps.js';
 import { UserDirectory } from '../../server/users.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { withRuntime } from '../with-runtime.js';
 import { warnTo } from './ask.js';
 
 /** Options of `serve`. */
@@ -36,84 +36,82 @@ export function isLoopback(host: string): boolean {
 
 /** Runs `serve` until a signal stops it; returns the exit code. */
 export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
-  let runtime: Runtime | undefined;
-  try {
-    const config = configFrom(io, opts);
-    const port = opts.port === undefined ? 8484 : Number(opts.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new SqlrecallError('usage', '--port must be a whole number from 0 to 65535.');
-    const host = opts.host ?? '127.0.0.1';
-    const multiUser = Boolean(opts.users) || !isLoopback(host);
-    const client = memoryClient(config);
-    runtime = new Runtime(config, { warn: warnTo(io) });
-    const users = new UserDirectory(client);
-    let auth: AuthMode;
-    if (multiUser) {
-      await users.init();
-      const count = (await users.list()).length;
-      if (count === 0)
-        io.stderr.write(
-          `${pc.yellow('note:')} no users yet: stop the server and run \`sqlrecall users add NAME\` (with a server PostgreSQL memory store it works while serving).\n`,
-        );
-      auth = { mode: 'users', users };
-    } else {
-      auth = { mode: 'local', user: config.user, ...(config.team ? { team: config.team } : {}) };
-    }
-    // Access log through the one logger: JSON lines on stderr, every field sanitized. Requests
-    // are `info` (shown with --log-level info/debug), server errors `error`.
-    const logger = createLogger({
-      level: config.logLevel,
-      base: { component: 'server' },
-      destination: { write: (line: string) => io.stderr.write(line) },
-    });
-    const deps = depsFromRuntime(runtime, {
-      auth,
-      client,
-      webRoot: opts.web ?? defaultWebRoot(),
-      allowedHosts: isLoopback(host) ? [] : [host],
-      log: (entry) => {
-        if (entry.status >= 500) logger.error(entry, 'request');
-        else logger.info(entry, 'request');
-      },
-    });
-    // Open the database, the memory store and the models now: problems show at start, not on the first question.
-    await deps.assistant();
-    // Issue 10, item 8: a superuser or a role that can write is worth a loud warning at start.
-    const roleCheck = roleWarning(await checkDatabaseRole(runtime));
-    if (roleCheck) io.stderr.write(`${pc.red(pc.bold('WARNING:'))} ${roleCheck}\n`);
-    const app = createApp(deps);
-    const server = serve({ fetch: app.fetch, port, hostname: host });
-    await new Promise<void>((resolve, reject) => {
-      server.once('listening', () => resolve());
-      server.once('error', reject);
-    }).catch((cause: unknown) => {
-      throw new SqlrecallError('usage', `Cannot listen on ${host}:${port}: ${(cause as Error).message}.`, {
-        cause,
+  return withRuntime(
+    io,
+    opts,
+    async (runtime, config) => {
+      const port = opts.port === undefined ? 8484 : Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new SqlrecallError('usage', '--port must be a whole number from 0 to 65535.');
+      const host = opts.host ?? '127.0.0.1';
+      const multiUser = Boolean(opts.users) || !isLoopback(host);
+      const client = memoryClient(config);
+      const users = new UserDirectory(client);
+      let auth: AuthMode;
+      if (multiUser) {
+        await users.init();
+        const count = (await users.list()).length;
+        if (count === 0)
+          io.stderr.write(
+            `${pc.yellow('note:')} no users yet: stop the server and run \`sqlrecall users add NAME\` (with a server PostgreSQL memory store it works while serving).\n`,
+          );
+        auth = { mode: 'users', users };
+      } else {
+        auth = { mode: 'local', user: config.user, ...(config.team ? { team: config.team } : {}) };
+      }
+      // Access log through the one logger: JSON lines on stderr, every field sanitized. Requests
+      // are `info` (shown with --log-level info/debug), server errors `error`.
+      const logger = createLogger({
+        level: config.logLevel,
+        base: { component: 'server' },
+        destination: { write: (line: string) => io.stderr.write(line) },
       });
-    });
-    const address = server.address() as AddressInfo;
-    const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    io.stdout.write(`Listening on http://${shownHost}:${address.port}\n`);
-    io.stderr.write(
-      multiUser
-        ? `Multi-user mode: sign in with a token from \`sqlrecall users add NAME\`. Stop with Ctrl+C.\n`
-        : `Local mode: signed in as ${config.user} (no login; only this machine can connect). Stop with Ctrl+C.\n`,
-    );
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        server.close(() => resolve());
-        // Streams that are still open (SSE) must not keep the process alive.
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
-    return 0;
-  } catch (error) {
-    return reportError(io, Boolean(opts.json), error);
-  } finally {
-    await runtime?.close();
-  }
+      const deps = depsFromRuntime(runtime, {
+        auth,
+        client,
+        webRoot: opts.web ?? defaultWebRoot(),
+        allowedHosts: isLoopback(host) ? [] : [host],
+        log: (entry) => {
+          if (entry.status >= 500) logger.error(entry, 'request');
+          else logger.info(entry, 'request');
+        },
+      });
+      // Open the database, the memory store and the models now: problems show at start, not on the first question.
+      await deps.assistant();
+      // Issue 10, item 8: a superuser or a role that can write is worth a loud warning at start.
+      const roleCheck = roleWarning(await checkDatabaseRole(runtime));
+      if (roleCheck) io.stderr.write(`${pc.red(pc.bold('WARNING:'))} ${roleCheck}\n`);
+      const app = createApp(deps);
+      const server = serve({ fetch: app.fetch, port, hostname: host });
+      await new Promise<void>((resolve, reject) => {
+        server.once('listening', () => resolve());
+        server.once('error', reject);
+      }).catch((cause: unknown) => {
+        throw new SqlrecallError('usage', `Cannot listen on ${host}:${port}: ${(cause as Error).message}.`, {
+          cause,
+        });
+      });
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      io.stdout.write(`Listening on http://${shownHost}:${address.port}\n`);
+      io.stderr.write(
+        multiUser
+          ? `Multi-user mode: sign in with a token from \`sqlrecall users add NAME\`. Stop with Ctrl+C.\n`
+          : `Local mode: signed in as ${config.user} (no login; only this machine can connect). Stop with Ctrl+C.\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          server.close(() => resolve());
+          // Streams that are still open (SSE) must not keep the process alive.
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      return 0;
+    },
+    { warn: warnTo(io) },
+  );
 }

@@ -1,0 +1,43 @@
+/**
+ * The shape every runtime-backed command shares: read the configuration (flags applied), build a
+ * {@link Runtime}, run the command's body, report a failure through the CLI's error path and close
+ * the runtime whatever happened.
+ */
+import type { Config } from '../config/config.js';
+import { Runtime } from '../runtime/runtime.js';
+import type { CliIO } from './io.js';
+import { configFrom, type GlobalOptions, reportError } from './program.js';
+
+/** Options of {@link withRuntime}. */
+export interface WithRuntimeOptions {
+  /** Warnings of the runtime (model fallbacks, a memory store that could not open), e.g. `warnTo(io)`. */
+  warn?: (message: string) => void;
+  /**
+   * How a thrown error becomes the exit code; default `reportError(io, opts.json, error)` (message
+   * on stderr, `{ error }` on stdout with `--json`, the error code's exit code).
+   */
+  onError?: (error: unknown) => number;
+}
+
+/**
+ * Runs `body` with the configuration and a fresh runtime; returns its exit code, or the error's.
+ * The runtime is closed after `body` settles (also when it throws); a configuration error is
+ * reported the same way as an error of `body`.
+ */
+export async function withRuntime(
+  io: CliIO,
+  opts: GlobalOptions,
+  body: (runtime: Runtime, config: Config) => Promise<number>,
+  options: WithRuntimeOptions = {},
+): Promise<number> {
+  let runtime: Runtime | undefined;
+  try {
+    const config = configFrom(io, opts);
+    runtime = new Runtime(config, options.warn ? { warn: options.warn } : {});
+    return await body(runtime, config);
+  } catch (error) {
+    return options.onError ? options.onError(error) : reportError(io, Boolean(opts.json), error);
+  } finally {
+    await runtime?.close();
+  }
+}
