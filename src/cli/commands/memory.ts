@@ -16,11 +16,12 @@ import {
 import type { Schema } from '../../core/schema.js';
 import { isExpired, parseUntil } from '../../memory/expiry.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
-import { Runtime } from '../../runtime/runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import { type GlobalOptions, reportError } from '../program.js';
+import { withRuntime } from '../with-runtime.js';
 import { warnTo } from './ask.js';
 
 /** Subcommands of `memory`. */
@@ -110,6 +111,249 @@ async function optionalSchema(runtime: Runtime): Promise<Schema | undefined> {
   }
 }
 
+/** What every `memory` subcommand handler gets. */
+interface MemoryContext {
+  io: CliIO;
+  opts: MemoryCommandOptions;
+  /** The subcommand (one handler serves `pin`/`unpin` and `off`/`on`). */
+  sub: MemorySubcommand;
+  /** Positional arguments after the subcommand. */
+  args: string[];
+  /** `args` joined by spaces and trimmed (the text of `add` and `search`). */
+  text: string;
+  runtime: Runtime;
+  memory: MemoryRuntime;
+  scope: MemoryScope;
+  /** `user NAME` or `team NAME`, for messages. */
+  who: string;
+  /** Prints `doc` as JSON with `--json`, else runs `human`. */
+  out: (doc: unknown, human: () => void) => void;
+}
+
+/** `memory list [--all] [--kind K]`: the memories of the scope (active ones unless `--all`). */
+async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
+  const statuses = opts.all ? (['active', 'superseded', 'deleted'] as const) : (['active'] as const);
+  const kinds = opts.kind ? [parseKind(opts.kind)] : undefined;
+  const memories = await memory.store.list(scope, { statuses: [...statuses], kinds });
+  const enabled = await memory.store.isEnabled(scope);
+  out({ scope, enabled, memories }, () => {
+    if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
+    if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+    for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+  });
+  return 0;
+}
+
+/** `memory add [--kind K] [--sql SQL] [--until DATE] [--pin] TEXT`: remembers a fact through reconciliation. */
+async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: MemoryContext): Promise<number> {
+  if (!text)
+    throw new SqlrecallError(
+      'usage',
+      'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
+    );
+  const kind = parseKind(opts.kind, 'preference');
+  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
+  const result = await memory.service.add(
+    scope,
+    { kind, text, sql: opts.sql },
+    await optionalSchema(runtime),
+    { expiresAt },
+  );
+  if (opts.pin) {
+    for (const change of result.changes) {
+      if (!change.id || change.action === 'DELETE') continue;
+      await memory.store.write(scope, [{ op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' }]);
+      change.pinned = true;
+    }
+  }
+  out({ scope, ...result }, () => {
+    for (const c of result.changes) {
+      if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
+      const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
+      io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}${c.pinned ? ' (pinned)' : ''}\n`);
+    }
+    for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
+  });
+  return 0;
+}
+
+/** `memory search [--top-k N] TEXT`: memories by similarity to TEXT. */
+async function memorySearch({ io, opts, text, memory, scope, who, out }: MemoryContext): Promise<number> {
+  if (!text) throw new SqlrecallError('usage', 'Give the text to search for.');
+  const [embedding] = await memory.embedder.embed([text]);
+  const topK = opts.topK === undefined ? DEFAULT_MEMORY_TOP_K : Number(opts.topK);
+  if (!Number.isInteger(topK) || topK < 1 || topK > 100)
+    throw new SqlrecallError('usage', '--top-k must be a whole number from 1 to 100.');
+  const results = await memory.store.search(scope, { embedding: embedding!, topK });
+  out({ scope, query: text, results }, () => {
+    if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity)}\n`);
+  });
+  return 0;
+}
+
+/** `memory edit ID [TEXT] [--kind K] [--sql SQL]`: changes an active memory. */
+async function memoryEdit({ io, opts, args, runtime, memory, scope, out }: MemoryContext): Promise<number> {
+  const [given, ...rest] = args;
+  const id = await resolveId(memory, scope, given);
+  const current = await memory.store.get(scope, id);
+  if (current?.status !== 'active')
+    throw new SqlrecallError('not_found', `The memory ${id.slice(0, 8)} is not active; restore it first.`);
+  const edited = await memory.service.edit(
+    scope,
+    current,
+    {
+      kind: parseKind(opts.kind, current.kind),
+      text: rest.join(' ').trim() || current.text,
+      sql: opts.sql ?? current.sql,
+    },
+    await optionalSchema(runtime),
+  );
+  out({ scope, memory: edited.memory }, () => {
+    io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
+    for (const problem of edited.problems) io.stderr.write(`${pc.yellow('note:')} ${problem}\n`);
+  });
+  return 0;
+}
+
+/** `memory delete ID` or `memory delete --all [--purge]`: deletes (restorable) or purges. */
+async function memoryDelete({ io, opts, args, memory, scope, who, out }: MemoryContext): Promise<number> {
+  if (opts.all) {
+    const count = await memory.store.deleteAll(scope, { purge: Boolean(opts.purge) });
+    out({ scope, deleted: count, purged: Boolean(opts.purge) }, () =>
+      io.stdout.write(`${opts.purge ? 'Purged' : 'Deleted'} ${count} memories of ${who}.\n`),
+    );
+    return 0;
+  }
+  const id = await resolveId(memory, scope, args[0]);
+  const [written] = await memory.store.write(scope, [{ op: 'delete', id, reason: 'user deleted' }]);
+  out({ scope, memory: written?.memory ?? null }, () =>
+    io.stdout.write(
+      `Deleted [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''} (undo: sqlrecall memory restore ${id.slice(0, 8)})\n`,
+    ),
+  );
+  return 0;
+}
+
+/** `memory pin ID` / `memory unpin ID`: a pinned memory is always recalled. */
+async function memoryPinUnpin({ io, args, memory, scope, out, sub }: MemoryContext): Promise<number> {
+  const id = await resolveId(memory, scope, args[0]);
+  const pinned = sub === 'pin';
+  const [written] = await memory.store.write(scope, [
+    { op: 'pin', id, pinned, reason: pinned ? 'user pinned' : 'user unpinned' },
+  ]);
+  out({ scope, memory: written?.memory ?? null }, () =>
+    io.stdout.write(
+      `${pinned ? 'Pinned' : 'Unpinned'} [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}${pinned ? ' (always recalled)' : ''}\n`,
+    ),
+  );
+  return 0;
+}
+
+/** `memory restore ID`: brings a deleted or superseded memory back. */
+async function memoryRestore({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
+  const id = await resolveId(memory, scope, args[0]);
+  const [written] = await memory.store.write(scope, [{ op: 'restore', id, reason: 'user restored' }]);
+  out({ scope, memory: written?.memory ?? null }, () =>
+    io.stdout.write(`Restored [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}\n`),
+  );
+  return 0;
+}
+
+/** `memory history [ID]`: the changes of one memory or of the whole scope. */
+async function memoryHistory({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
+  const id = args[0] ? await resolveId(memory, scope, args[0]) : undefined;
+  const history = await memory.store.history(scope, id);
+  out({ scope, history }, () => {
+    if (history.length === 0) io.stdout.write('No history.\n');
+    for (const h of history) {
+      const change =
+        h.oldText && h.newText && h.oldText !== h.newText
+          ? `${h.oldText} → ${h.newText}`
+          : (h.newText ?? h.oldText ?? '');
+      io.stdout.write(
+        `${h.createdAt}  ${pc.cyan(h.memoryId.slice(0, 8))}  ${h.action.padEnd(9)} ${change}${h.reason ? pc.dim(`  (${h.reason})`) : ''}\n`,
+      );
+    }
+  });
+  return 0;
+}
+
+/** `memory export [--out FILE]`: the scope's memories as a JSON document. */
+async function memoryExport({ io, opts, memory, scope, who }: MemoryContext): Promise<number> {
+  const doc = await memory.store.export(scope);
+  if (opts.out) {
+    await writeFile(opts.out, `${JSON.stringify(doc, null, 2)}\n`);
+    io.stderr.write(`Exported ${doc.memories.length} memories of ${who} to ${opts.out}.\n`);
+  } else {
+    printJson(io, doc);
+  }
+  return 0;
+}
+
+/** `memory import FILE|-`: imports an export document (duplicates skipped). */
+async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext): Promise<number> {
+  const file = args[0];
+  if (!file) throw new SqlrecallError('usage', 'Give the export file to import (or - for stdin).');
+  const raw =
+    file === '-'
+      ? await readStream(io)
+      : await readFile(file, 'utf8').catch((cause: unknown) => {
+          throw new SqlrecallError('usage', `Cannot read ${file}.`, { cause });
+        });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(raw);
+  } catch (cause) {
+    throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
+  }
+  const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
+  out(
+    { scope, imported: result.imported, duplicates: result.duplicates, superseded: result.superseded },
+    () => {
+      io.stdout.write(
+        `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
+      );
+      for (const s of result.superseded) {
+        io.stdout.write(
+          `Replaced [${s.id.slice(0, 8)}] ${s.text} (by imported [${s.by.slice(0, 8)}]; undo: sqlrecall memory restore ${s.id.slice(0, 8)})\n`,
+        );
+      }
+    },
+  );
+  return 0;
+}
+
+/** `memory off` / `memory on`: stops or resumes recall and learning for the scope. */
+async function memoryOffOn({ io, memory, scope, who, out, sub }: MemoryContext): Promise<number> {
+  await memory.store.setEnabled(scope, sub === 'on');
+  out({ scope, enabled: sub === 'on' }, () =>
+    io.stdout.write(
+      sub === 'on'
+        ? `Memory is on for ${who}.\n`
+        : `Memory is off for ${who}: nothing will be recalled or learned (memories are kept; \`sqlrecall memory on\` resumes).\n`,
+    ),
+  );
+  return 0;
+}
+
+/** The handler of each subcommand but `reembed` (which needs no open memory store). */
+const HANDLERS: Record<Exclude<MemorySubcommand, 'reembed'>, (context: MemoryContext) => Promise<number>> = {
+  list: memoryList,
+  add: memoryAdd,
+  search: memorySearch,
+  edit: memoryEdit,
+  delete: memoryDelete,
+  pin: memoryPinUnpin,
+  unpin: memoryPinUnpin,
+  restore: memoryRestore,
+  history: memoryHistory,
+  export: memoryExport,
+  import: memoryImport,
+  off: memoryOffOn,
+  on: memoryOffOn,
+};
+
 /** Runs `memory <subcommand> [args…]`. */
 export async function runMemory(
   io: CliIO,
@@ -118,226 +362,31 @@ export async function runMemory(
   args: string[],
 ): Promise<number> {
   const json = Boolean(opts.json);
-  let runtime: Runtime | undefined;
-  try {
-    if (!(MEMORY_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
-      throw new SqlrecallError(
+  if (!(MEMORY_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
+    return reportError(
+      io,
+      json,
+      new SqlrecallError(
         'usage',
         `Unknown memory command "${subcommand}"; use one of ${MEMORY_SUBCOMMANDS.join(', ')}.`,
-      );
-    }
-    const sub = subcommand as MemorySubcommand;
-    const config = configFrom(io, opts);
-    runtime = new Runtime(config, { warn: warnTo(io) });
-    const scope: MemoryScope = config.team !== undefined ? { team: config.team } : { user: config.user };
-    const who = scope.team !== undefined ? `team ${scope.team}` : `user ${scope.user}`;
-    if (sub === 'reembed') return await reembed(io, runtime, json);
-    const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
-    const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
-    const text = args.join(' ').trim();
-
-    switch (sub) {
-      case 'list': {
-        const statuses = opts.all ? (['active', 'superseded', 'deleted'] as const) : (['active'] as const);
-        const kinds = opts.kind ? [parseKind(opts.kind)] : undefined;
-        const memories = await memory.store.list(scope, { statuses: [...statuses], kinds });
-        const enabled = await memory.store.isEnabled(scope);
-        out({ scope, enabled, memories }, () => {
-          if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
-          if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-          for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
-        });
-        return 0;
-      }
-      case 'add': {
-        if (!text)
-          throw new SqlrecallError(
-            'usage',
-            'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
-          );
-        const kind = parseKind(opts.kind, 'preference');
-        const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
-        const result = await memory.service.add(
-          scope,
-          { kind, text, sql: opts.sql },
-          await optionalSchema(runtime),
-          { expiresAt },
-        );
-        if (opts.pin) {
-          for (const change of result.changes) {
-            if (!change.id || change.action === 'DELETE') continue;
-            await memory.store.write(scope, [
-              { op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' },
-            ]);
-            change.pinned = true;
-          }
-        }
-        out({ scope, ...result }, () => {
-          for (const c of result.changes) {
-            if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
-            const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
-            io.stdout.write(
-              `${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}${c.pinned ? ' (pinned)' : ''}\n`,
-            );
-          }
-          for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
-        });
-        return 0;
-      }
-      case 'search': {
-        if (!text) throw new SqlrecallError('usage', 'Give the text to search for.');
-        const [embedding] = await memory.embedder.embed([text]);
-        const topK = opts.topK === undefined ? DEFAULT_MEMORY_TOP_K : Number(opts.topK);
-        if (!Number.isInteger(topK) || topK < 1 || topK > 100)
-          throw new SqlrecallError('usage', '--top-k must be a whole number from 1 to 100.');
-        const results = await memory.store.search(scope, { embedding: embedding!, topK });
-        out({ scope, query: text, results }, () => {
-          if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-          for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity)}\n`);
-        });
-        return 0;
-      }
-      case 'edit': {
-        const [given, ...rest] = args;
-        const id = await resolveId(memory, scope, given);
-        const current = await memory.store.get(scope, id);
-        if (current?.status !== 'active')
-          throw new SqlrecallError(
-            'not_found',
-            `The memory ${id.slice(0, 8)} is not active; restore it first.`,
-          );
-        const edited = await memory.service.edit(
-          scope,
-          current,
-          {
-            kind: parseKind(opts.kind, current.kind),
-            text: rest.join(' ').trim() || current.text,
-            sql: opts.sql ?? current.sql,
-          },
-          await optionalSchema(runtime),
-        );
-        out({ scope, memory: edited.memory }, () => {
-          io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
-          for (const problem of edited.problems) io.stderr.write(`${pc.yellow('note:')} ${problem}\n`);
-        });
-        return 0;
-      }
-      case 'delete': {
-        if (opts.all) {
-          const count = await memory.store.deleteAll(scope, { purge: Boolean(opts.purge) });
-          out({ scope, deleted: count, purged: Boolean(opts.purge) }, () =>
-            io.stdout.write(`${opts.purge ? 'Purged' : 'Deleted'} ${count} memories of ${who}.\n`),
-          );
-          return 0;
-        }
-        const id = await resolveId(memory, scope, args[0]);
-        const [written] = await memory.store.write(scope, [{ op: 'delete', id, reason: 'user deleted' }]);
-        out({ scope, memory: written?.memory ?? null }, () =>
-          io.stdout.write(
-            `Deleted [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''} (undo: sqlrecall memory restore ${id.slice(0, 8)})\n`,
-          ),
-        );
-        return 0;
-      }
-      case 'pin':
-      case 'unpin': {
-        const id = await resolveId(memory, scope, args[0]);
-        const pinned = sub === 'pin';
-        const [written] = await memory.store.write(scope, [
-          { op: 'pin', id, pinned, reason: pinned ? 'user pinned' : 'user unpinned' },
-        ]);
-        out({ scope, memory: written?.memory ?? null }, () =>
-          io.stdout.write(
-            `${pinned ? 'Pinned' : 'Unpinned'} [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}${pinned ? ' (always recalled)' : ''}\n`,
-          ),
-        );
-        return 0;
-      }
-      case 'restore': {
-        const id = await resolveId(memory, scope, args[0]);
-        const [written] = await memory.store.write(scope, [{ op: 'restore', id, reason: 'user restored' }]);
-        out({ scope, memory: written?.memory ?? null }, () =>
-          io.stdout.write(`Restored [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}\n`),
-        );
-        return 0;
-      }
-      case 'history': {
-        const id = args[0] ? await resolveId(memory, scope, args[0]) : undefined;
-        const history = await memory.store.history(scope, id);
-        out({ scope, history }, () => {
-          if (history.length === 0) io.stdout.write('No history.\n');
-          for (const h of history) {
-            const change =
-              h.oldText && h.newText && h.oldText !== h.newText
-                ? `${h.oldText} → ${h.newText}`
-                : (h.newText ?? h.oldText ?? '');
-            io.stdout.write(
-              `${h.createdAt}  ${pc.cyan(h.memoryId.slice(0, 8))}  ${h.action.padEnd(9)} ${change}${h.reason ? pc.dim(`  (${h.reason})`) : ''}\n`,
-            );
-          }
-        });
-        return 0;
-      }
-      case 'export': {
-        const doc = await memory.store.export(scope);
-        if (opts.out) {
-          await writeFile(opts.out, `${JSON.stringify(doc, null, 2)}\n`);
-          io.stderr.write(`Exported ${doc.memories.length} memories of ${who} to ${opts.out}.\n`);
-        } else {
-          printJson(io, doc);
-        }
-        return 0;
-      }
-      case 'import': {
-        const file = args[0];
-        if (!file) throw new SqlrecallError('usage', 'Give the export file to import (or - for stdin).');
-        const raw =
-          file === '-'
-            ? await readStream(io)
-            : await readFile(file, 'utf8').catch((cause: unknown) => {
-                throw new SqlrecallError('usage', `Cannot read ${file}.`, { cause });
-              });
-        let doc: unknown;
-        try {
-          doc = JSON.parse(raw);
-        } catch (cause) {
-          throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
-        }
-        const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
-        out(
-          { scope, imported: result.imported, duplicates: result.duplicates, superseded: result.superseded },
-          () => {
-            io.stdout.write(
-              `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
-            );
-            for (const s of result.superseded) {
-              io.stdout.write(
-                `Replaced [${s.id.slice(0, 8)}] ${s.text} (by imported [${s.by.slice(0, 8)}]; undo: sqlrecall memory restore ${s.id.slice(0, 8)})\n`,
-              );
-            }
-          },
-        );
-        return 0;
-      }
-      case 'off':
-      case 'on': {
-        await memory.store.setEnabled(scope, sub === 'on');
-        out({ scope, enabled: sub === 'on' }, () =>
-          io.stdout.write(
-            sub === 'on'
-              ? `Memory is on for ${who}.\n`
-              : `Memory is off for ${who}: nothing will be recalled or learned (memories are kept; \`sqlrecall memory on\` resumes).\n`,
-          ),
-        );
-        return 0;
-      }
-    }
-    return 0;
-  } catch (error) {
-    return reportError(io, json, error);
-  } finally {
-    await runtime?.close();
+      ),
+    );
   }
+  const sub = subcommand as MemorySubcommand;
+  return withRuntime(
+    io,
+    opts,
+    async (runtime, config) => {
+      const scope: MemoryScope = config.team !== undefined ? { team: config.team } : { user: config.user };
+      const who = scope.team !== undefined ? `team ${scope.team}` : `user ${scope.user}`;
+      if (sub === 'reembed') return await reembed(io, runtime, json);
+      const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
+      const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
+      const text = args.join(' ').trim();
+      return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, out });
+    },
+    { warn: warnTo(io) },
+  );
 }
 
 async function readStream(io: CliIO): Promise<string> {
