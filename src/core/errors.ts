@@ -83,12 +83,25 @@ export interface ErrorDetails {
 export class SqlrecallError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails;
+  /**
+   * Whether the same call may succeed when repeated (a refused connection, a busy or loading
+   * server); false unless the thrower says so (`details.retryable`). Whether a repeat is also
+   * *safe* is the caller's decision: see `core/retry.ts`.
+   */
+  readonly retryable: boolean;
+  /**
+   * HTTP status the remote server (model server) answered, when the error comes from one
+   * (`details.status`); not the status sqlrecall's own API answers with, see {@link httpStatus}.
+   */
+  readonly status: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: ErrorDetails } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SqlrecallError';
     this.code = code;
     this.details = options.details ?? {};
+    this.retryable = this.details.retryable === true;
+    this.status = typeof this.details.status === 'number' ? this.details.status : undefined;
   }
 
   /** CLI exit code for this error (DESIGN.md). */

@@ -6,8 +6,9 @@ import pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../../core/ports.js';
 import { maskUrl } from '../../core/redact.js';
+import { withRetry } from '../../core/retry.js';
 import type { Schema } from '../../core/schema.js';
-import { queryError, unreachableError } from './errors.js';
+import { isRefusedOrReset, queryError, unreachableError } from './errors.js';
 import { executeReadOnly, type RawResult, type ReadOnlySession } from './execute.js';
 import { introspectCatalog } from './introspect.js';
 import { TypeNameCache } from './type-names.js';
@@ -81,10 +82,21 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
     await slots.acquire(waitMs, signal);
     let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      // Nothing has been sent yet: a refused or reset connection is retried (core/retry.ts); a
+      // timeout, a DNS failure or a refused login is not (see isRefusedOrReset).
+      client = await withRetry(
+        async () => {
+          try {
+            return await pool.connect();
+          } catch (error) {
+            throw unreachableError(displayName, error);
+          }
+        },
+        { signal, retryIf: (error) => isRefusedOrReset(error) },
+      );
     } catch (error) {
       slots.release();
-      throw unreachableError(displayName, error);
+      throw error;
     }
     let released = false;
     return {

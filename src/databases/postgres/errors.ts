@@ -57,6 +57,21 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+/**
+ * True when a connection attempt failed before any statement was sent on it and a new attempt may
+ * succeed: refused or reset by the peer (`ECONNREFUSED`, `ECONNRESET`), or a server that is
+ * starting or restarting (SQLSTATE 57P03 cannot_connect_now, 57P01 admin_shutdown). Timeouts, DNS
+ * failures, a bad password or a missing database are not: repeating them only makes the user wait.
+ * Looks through a {@link SqlrecallError} to its `cause`.
+ */
+export function isRefusedOrReset(error: unknown): boolean {
+  const raw = error instanceof SqlrecallError && error.cause !== undefined ? error.cause : error;
+  const state = sqlStateOf(raw);
+  if (state) return state === '57P03' || state === '57P01';
+  const code = nodeCodeOf(raw);
+  return code === 'ECONNREFUSED' || code === 'ECONNRESET';
+}
+
 /** Short human reason for a connection failure, e.g. `connection refused. Is PostgreSQL running?` */
 export function connectionReason(error: unknown): string {
   switch (nodeCodeOf(error)) {

@@ -8,7 +8,13 @@ import { resolve } from 'node:path';
 import type pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
-import { connectionReason, isConnectionError, sqlStateOf } from '../../databases/postgres/errors.js';
+import { withRetry } from '../../core/retry.js';
+import {
+  connectionReason,
+  isConnectionError,
+  isRefusedOrReset,
+  sqlStateOf,
+} from '../../databases/postgres/errors.js';
 import { createSharedPgliteClient } from './shared-pglite.js';
 
 let pgModule: typeof pg | undefined;
@@ -107,7 +113,9 @@ export function poolSqlClient(pool: pg.Pool, engine: SqlClient['engine'], displa
       return (await pool.query(text, params)).rows as R[];
     },
     async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      // Opening the connection sends nothing: a refused or reset one is retried (core/retry.ts).
+      // The transaction itself is never repeated (its statements may have run).
+      const client = await withRetry(() => pool.connect(), { retryIf: isRefusedOrReset });
       let broken = false;
       try {
         await client.query('BEGIN');

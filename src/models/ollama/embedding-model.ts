@@ -5,6 +5,7 @@
 import type { Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
+import { type RetryPolicy, withRetry } from '../../core/retry.js';
 import { createOllamaClient, displayHost, mapOllamaError, modelInfoNumber } from './client.js';
 
 /** Texts per `/api/embed` call by default: large enough to amortise the HTTP round trip, small enough for CPU servers. */
@@ -25,6 +26,8 @@ export interface OllamaEmbeddingModelOptions {
   keepAlive?: string;
   /** A ready client (tests); default: one built on our undici fetch. */
   client?: Ollama;
+  /** Retries of an embedding request; default `DEFAULT_RETRY_POLICY` of `core/retry.ts`. */
+  retry?: RetryPolicy;
 }
 
 /**
@@ -46,18 +49,24 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
       details: { url: displayHost(host), retryable: false },
     });
 
-  async function embedBatch(client: Ollama, batch: string[]): Promise<number[][]> {
-    let embeddings: unknown;
-    try {
-      const response = await client.embed({
-        model,
-        input: batch,
-        ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive }),
-      });
-      embeddings = response.embeddings;
-    } catch (error) {
-      throw mapOllamaError(error, { host, model });
-    }
+  async function embedBatch(client: Ollama, batch: string[], signal?: AbortSignal): Promise<number[][]> {
+    // An embedding request is an idempotent read: a refused connection or a model still loading
+    // (503) is retried under the shared policy (core/retry.ts); a plain 500 or a 404 is not.
+    const embeddings: unknown = await withRetry(
+      async () => {
+        try {
+          const response = await client.embed({
+            model,
+            input: batch,
+            ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive }),
+          });
+          return response.embeddings;
+        } catch (error) {
+          throw mapOllamaError(error, { host, model });
+        }
+      },
+      { policy: options.retry, signal },
+    );
     if (!Array.isArray(embeddings) || embeddings.length !== batch.length) {
       const count = Array.isArray(embeddings) ? embeddings.length : 'no';
       throw invalid(`${count} vectors for ${batch.length} texts`);
@@ -82,7 +91,7 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
     try {
       for (let start = 0; start < texts.length; start += batchSize) {
         signal?.throwIfAborted();
-        vectors.push(...(await embedBatch(client, texts.slice(start, start + batchSize))));
+        vectors.push(...(await embedBatch(client, texts.slice(start, start + batchSize), signal)));
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;

@@ -5,6 +5,7 @@
 import type OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
+import { type RetryPolicy, withRetry } from '../../core/retry.js';
 import { DEFAULT_EMBED_BATCH_SIZE } from '../ollama/embedding-model.js';
 import { createOpenAiClient, displayBaseUrl, mapOpenAiError } from './client.js';
 
@@ -23,6 +24,8 @@ export interface OpenAiEmbeddingModelOptions {
   batchSize?: number;
   /** A ready client (tests); default {@link createOpenAiClient}. */
   client?: OpenAI;
+  /** Retries of an embedding request; default `DEFAULT_RETRY_POLICY` of `core/retry.ts`. */
+  retry?: RetryPolicy;
 }
 
 /**
@@ -44,14 +47,20 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
     });
 
   async function embedBatch(batch: string[], signal?: AbortSignal): Promise<number[][]> {
-    let data: Array<{ index: number; embedding: unknown }>;
-    try {
-      const response = await client.embeddings.create({ model, input: batch }, { signal });
-      data = response.data as Array<{ index: number; embedding: unknown }>;
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason ?? error;
-      throw mapOpenAiError(error, { baseUrl, model });
-    }
+    // An embedding request is an idempotent read: a refused connection, 429 or 503 is retried
+    // under the shared policy (core/retry.ts); other HTTP errors are not.
+    const data = await withRetry(
+      async () => {
+        try {
+          const response = await client.embeddings.create({ model, input: batch }, { signal });
+          return response.data as Array<{ index: number; embedding: unknown }>;
+        } catch (error) {
+          if (signal?.aborted) throw signal.reason ?? error;
+          throw mapOpenAiError(error, { baseUrl, model });
+        }
+      },
+      { policy: options.retry, signal },
+    );
     if (!Array.isArray(data) || data.length !== batch.length) {
       throw invalid(`${Array.isArray(data) ? data.length : 'no'} vectors for ${batch.length} texts`);
     }
