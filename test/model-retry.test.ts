@@ -4,24 +4,14 @@
  * failures are not, and the number of attempts is bounded. Against the scripted model server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model.js';
 import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { failure } from './support/failure.js';
 
 const retry = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
-
-async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isSqlrecallError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('model call retries', () => {
   let server: ScriptedOllama;

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { failure } from './support/failure.js';
 
 /** A port nothing listens on: bind an ephemeral port, then release it. */
 async function closedPort(): Promise<number> {
@@ -11,16 +11,6 @@ async function closedPort(): Promise<number> {
   const { port } = probe.address() as { port: number };
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
-}
-
-async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isSqlrecallError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
 }
 
 const user = (content: string) => ({ messages: [{ role: 'user' as const, content }] });

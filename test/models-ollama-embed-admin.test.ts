@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import { createOllamaAdmin, type PullProgress } from '../src/models/ollama/admin.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { failure } from './support/failure.js';
 
 async function closedPort(): Promise<number> {
   const probe = createServer();
@@ -12,16 +12,6 @@ async function closedPort(): Promise<number> {
   const { port } = probe.address() as { port: number };
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
-}
-
-async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isSqlrecallError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('Ollama embedding model against the scripted server', () => {
