@@ -89,11 +89,11 @@ export interface Config {
   contextLength: number | undefined;
 }
 
-/** One setting: its environment variable, its flag, and its validator. */
-interface Setting {
+/** One setting: its environment variable, its flag, and its validator (whose output is the value). */
+interface Setting<T = unknown> {
   env: string;
   flag: string;
-  schema: z.ZodType;
+  schema: z.ZodType<T>;
   describe: string;
 }
 
@@ -122,7 +122,7 @@ const httpUrl = z
 const name = z.string().trim().min(1, { error: 'must not be empty' });
 
 /** The settings table: environment variable, flag and validation for each key of {@link Config}. */
-export const SETTINGS: Record<keyof Config, Setting> = {
+export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: {
     env: 'DATABASE_URL',
     flag: '--db',
@@ -367,7 +367,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? process.env;
   const dotenv = readDotEnv(resolve(sources.cwd ?? process.cwd(), '.env'));
   const base = defaults();
-  const out: Record<string, unknown> = {};
+  const out: Partial<Config> = {};
   for (const key of Object.keys(SETTINGS) as (keyof Config)[]) {
     const setting = SETTINGS[key];
     const flagValue = sources.flags?.[key];
@@ -394,10 +394,16 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         details: { setting: setting.env },
       });
     }
-    out[key] = parsed.data;
+    assign(out, key, parsed.data);
   }
   out.home = resolve(String(out.home).replace(/^~(?=$|\/)/, homedir()));
-  return out as unknown as Config;
+  // Complete: the loop above set every key of SETTINGS, which has exactly the keys of Config.
+  return out as Config;
+}
+
+/** `out[key] = value`, typed per key. */
+function assign<K extends keyof Config>(out: Partial<Config>, key: K, value: Config[K]): void {
+  out[key] = value;
 }
 
 function readDotEnv(path: string): Record<string, string> {
