@@ -14,7 +14,7 @@ import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/s
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
+import { MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
@@ -114,7 +114,7 @@ export const MCP_INPUTS = {
       .max(2000, 'At most 2000 characters.')
       .describe('the fact, e.g. "Only count delivered orders as revenue"'),
     kind: z
-      .enum(MEMORY_KINDS as unknown as [MemoryKind, ...MemoryKind[]])
+      .enum(MEMORY_KINDS)
       .optional()
       .describe('preference (default), term, metric, entity, example or context'),
     sql: z
@@ -168,6 +168,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   // The SDK answers invalid arguments (and unknown tools) with a tool error carrying a bare
   // message; give those the product's error shape too (code `usage`). Our tool bodies never throw
   // (see `guarded`), so only the SDK's own failures reach this method.
+  // `createToolError` is private in the SDK's declaration, hence the one cast that stays here.
   const sdk = server as unknown as { createToolError: (message: string) => CallToolResult };
   sdk.createToolError = (message: string) =>
     toolError(
