@@ -14,7 +14,7 @@ import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/s
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
+import { MEMORY_KINDS, type MemoryKind, type MemoryScope, type MessageKind } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
@@ -53,7 +53,7 @@ export function toolError(error: unknown): CallToolResult {
     message: redactSecrets(err.message),
   };
   if (typeof err.details.hint === 'string') body.hint = redactSecrets(err.details.hint);
-  if (typeof err.details.rule === 'string') body.rule = err.details.rule;
+  if ('rule' in err.details && typeof err.details.rule === 'string') body.rule = err.details.rule;
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }) }] };
 }
 
@@ -222,9 +222,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         question: string;
         sql: string | null;
         answer: string | null;
-        appliedMemories: { id: string; kind: string; text: string }[];
+        appliedMemories: { id: string; kind: MemoryKind; text: string }[];
         attempts: Attempt[];
-        kind?: string;
+        kind?: MessageKind;
         remembered?: MemoryChange[];
         memoryProblems?: string[];
         unanswerable?: string;
@@ -489,7 +489,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
 }
 
 /** The fields of a memory a client needs. */
-function brief(m: { id: string; kind: string; text: string; sql: string | null; status: string }) {
+function brief(m: { id: string; kind: MemoryKind; text: string; sql: string | null; status: string }) {
   return { id: m.id, kind: m.kind, text: m.text, sql: m.sql, status: m.status };
 }
 
