@@ -4,7 +4,8 @@
  * applied.
  */
 import { describe, expect, it } from 'vitest';
-import type { Memory, MemoryKind } from '../core/memory.js';
+import { memoryFixture } from '../../test/support/memory-fixtures.js';
+import type { MemoryKind } from '../core/memory.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { appliedMemories } from './memory-sql.js';
 
@@ -15,24 +16,7 @@ function recalled(
   sql: string | null,
   tables: string[] = [],
 ): RecalledMemory {
-  const memory: Memory = {
-    id,
-    scope: { user: 'u' },
-    kind,
-    text,
-    sql,
-    tables,
-    columns: [],
-    embeddingModel: 'hash',
-    contentHash: id,
-    status: 'active',
-    supersedes: null,
-    sourceMessageId: null,
-    createdAt: '2026-01-01T00:00:00Z',
-    updatedAt: '2026-01-01T00:00:00Z',
-    expiresAt: null,
-  };
-  return { memory, owner: 'user', why: 'similar' };
+  return { memory: memoryFixture({ id, kind, text, sql, tables }), owner: 'user', why: 'similar' };
 }
 
 const INDIA = recalled(
