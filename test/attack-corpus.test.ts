@@ -15,7 +15,7 @@ import { isSqlrecallError } from '../src/core/errors.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { openDatabase } from '../src/databases/open.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { guardSql } from '../src/sql/guard.js';
 import { GUARD_RULES } from '../src/sql/guard-rules.js';
 import { ATTACKS, existingCorpusFiles } from './support/attacks.js';

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { UserDirectory } from '../src/server/users.js';
 import { BIN, ROOT } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { loadConfig } from '../src/config/config.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { createApp } from '../src/server/app.js';
 import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';

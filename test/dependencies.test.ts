@@ -71,6 +71,13 @@ describe('runtime dependencies', () => {
     expect(missing, 'move these to devDependencies or remove them').toEqual([]);
   });
 
+  it('shipped code (src/, tests left out) imports nothing from test/ (the scripted model server lives there)', () => {
+    const offenders = sourceFiles(join(ROOT, 'src')).filter((file) =>
+      importSpecifiers(readFileSync(file, 'utf8')).some((spec) => /(^|\/)test\//.test(spec)),
+    );
+    expect(offenders.map((file) => relative(ROOT, file))).toEqual([]);
+  });
+
   it('pins every dependency to an exact version', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } from '../src/eval/gold.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { runSqlrecall } from './support/cli.js';
 import { DEFOG_DATABASES, loadDefogIntoPglite, loadDefogOnServer } from './support/defog.js';
 import { MESSY_FORMS } from './support/messy.js';

@@ -13,7 +13,7 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { type Config, loadConfig } from '../src/config/config.js';
 import { loadEvalDataset } from '../src/eval/dataset.js';
 import type { EvalRecord } from '../src/eval/run.js';
-import type { ScriptedOllama } from '../src/models/scripted/server.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
 import { type BenchmarkOptions, runBenchmark } from '../src/runtime/eval-runtime.js';
 import { DEFOG_DATABASES } from './support/defog.js';
 import { startEvalModel } from './support/eval-model.js';

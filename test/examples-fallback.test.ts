@@ -15,7 +15,7 @@ import type { Memory, MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
 import type { AskOutcome, Step } from '../src/core/steps.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
+import { startScriptedOllama } from './support/scripted/server.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
 import { memoryFixture } from './support/memory-fixtures.js';
 

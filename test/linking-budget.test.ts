@@ -17,7 +17,7 @@ import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createOllamaChatModel, estimatePromptTokens } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { estimateTokens } from '../src/models/tokens.js';
 import { renderSchema } from '../src/sql/render.js';
 import { generateDecoys } from './support/decoys.js';

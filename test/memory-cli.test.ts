@@ -14,7 +14,7 @@ import {
   type ScriptedOllama,
   type ScriptedReply,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { pgliteShop } from './support/fixtures.js';
 import { messageOf } from './support/memory-fixtures.js';

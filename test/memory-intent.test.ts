@@ -14,7 +14,7 @@ import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { factsReply, messageOf } from './support/memory-fixtures.js';

@@ -28,7 +28,7 @@ import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { factsReply, messageOf } from './support/memory-fixtures.js';
 

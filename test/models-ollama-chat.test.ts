@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 /** A port nothing listens on: bind an ephemeral port, then release it. */
 async function closedPort(): Promise<number> {

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import { createOllamaAdmin, type PullProgress } from '../src/models/ollama/admin.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 async function closedPort(): Promise<number> {
   const probe = createServer();

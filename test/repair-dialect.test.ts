@@ -18,7 +18,7 @@ import {
   type ScriptedOllama,
   type ScriptedReply,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { guardSql } from '../src/sql/guard.js';
 import { ATTACKS } from './support/attacks.js';
 import { runCliInProcess } from './support/in-process-cli.js';

@@ -16,7 +16,7 @@ import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import {

@@ -21,7 +21,7 @@ import {
   type ScriptedOllama,
   type ScriptedReply,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 
 const SERVER = process.env.TEST_DATABASE_URL;

@@ -16,7 +16,7 @@ import {
   type ScriptedOllama,
   type ScriptedReply,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
+} from './support/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';

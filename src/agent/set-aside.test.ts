@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { predicateParts, statementParts } from '../memory/sql-fragment.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../models/scripted/server.js';
+import { type ScriptedOllama, startScriptedOllama } from '../../test/support/scripted/server.js';
 import type { RequiredPredicate } from './memory-sql.js';
 import { decideSetAside, undecidedText } from './set-aside.js';
 

@@ -4,7 +4,7 @@
  * length, hidden size); unknown names get plausible defaults.
  */
 import { createHash } from 'node:crypto';
-import { normalizeModelName } from '../names.js';
+import { normalizeModelName } from '../../../src/models/names.js';
 
 /** A model the scripted server has installed. */
 export interface ScriptedModelSpec {
