@@ -11,11 +11,11 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { loadConfig } from '../src/config/config.js';
-import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { createApp } from '../src/server/app.js';
 import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { parseSse } from './support/server-app.js';
 
 const FORGED = 'ok\n6 | forged-row';

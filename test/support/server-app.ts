@@ -11,8 +11,6 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createParser } from 'eventsource-parser';
 import { SQL_PROMPT_MARKER } from '../../src/agent/prompts.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { ScriptedOllama, ScriptedReply } from './scripted/server.js';
-import { startScriptedOllama } from './scripted/server.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { createApp } from '../../src/server/app.js';
 import type { AppEnv } from '../../src/server/context.js';
@@ -22,6 +20,8 @@ import { UserDirectory } from '../../src/server/users.js';
 import { type Fixture, pgliteShop } from './fixtures.js';
 import { messageOf } from './memory-fixtures.js';
 import { extractionFor } from './memory-pipeline.js';
+import type { ScriptedOllama, ScriptedReply } from './scripted/server.js';
+import { startScriptedOllama } from './scripted/server.js';
 
 /** Revenue per customer, with or without the India filter. */
 export function revenueSql(india: boolean): string {
