@@ -121,6 +121,18 @@ const httpUrl = z
 
 const name = z.string().trim().min(1, { error: 'must not be empty' });
 
+/** A comma-separated list (entries trimmed, empty ones dropped) whose every entry matches `entry`. */
+const commaList = (entry: RegExp, error: string) =>
+  z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .refine((list) => list.every((item) => entry.test(item)), { error });
+
 /** The settings table: environment variable, flag and validation for each key of {@link Config}. */
 export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: {
@@ -195,33 +207,19 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   allowTables: {
     env: 'SQLRECALL_ALLOW_TABLES',
     flag: '--allow-tables',
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .refine((list) => list.every((entry) => /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/.test(entry)), {
-        error: 'expected schema.table, schema.* or table names, comma-separated',
-      }),
+    schema: commaList(
+      /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/,
+      'expected schema.table, schema.* or table names, comma-separated',
+    ),
     describe: 'allowed tables (comma-separated schema.table or schema.*)',
   },
   allowFunctions: {
     env: 'SQLRECALL_ALLOW_FUNCTIONS',
     flag: '--allow-functions',
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .refine((list) => list.every((entry) => /^[^\s.,]+(\.[^\s.,]+)?$/.test(entry)), {
-        error: 'expected schema.function or function names, comma-separated',
-      }),
+    schema: commaList(
+      /^[^\s.,]+(\.[^\s.,]+)?$/,
+      'expected schema.function or function names, comma-separated',
+    ),
     describe: 'functions allowed without the function policy (comma-separated schema.name or name)',
   },
   team: {
