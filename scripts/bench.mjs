@@ -40,7 +40,8 @@ const REGISTRY = [
   },
   {
     name: 'schema-linking',
-    restsOn: 'no model; lexical and value rows on real catalogs; "hash dense" rows use the deterministic test embedding, not a real embedding model',
+    restsOn:
+      'no model; lexical and value rows on real catalogs; "hash dense" rows use the deterministic test embedding, not a real embedding model',
     title: 'Schema linking: recall of the gold tables and prompt tokens vs. the whole schema',
     script: 'bench/schema-linking.ts',
     quick: ['--decoys', '100', '--dbs', 'academic,broker,car_dealership,restaurants'],
@@ -106,7 +107,8 @@ const REGISTRY = [
   },
   {
     name: 'dialect-repair',
-    restsOn: 'the scripted model replaying rule-broken gold SQL (no model-quality claim); real PostgreSQL runs every statement',
+    restsOn:
+      'the scripted model replaying rule-broken gold SQL (no model-quality claim); real PostgreSQL runs every statement',
     title: 'Dialect repair: broken variants of the defog gold queries that end with the gold rows',
     script: 'bench/dialect-repair.ts',
     quick: ['--quick'],

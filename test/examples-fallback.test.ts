@@ -15,9 +15,9 @@ import type { Memory, MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
 import type { AskOutcome, Step } from '../src/core/steps.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { startScriptedOllama } from './support/scripted/server.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
 import { memoryFixture } from './support/memory-fixtures.js';
+import { startScriptedOllama } from './support/scripted/server.js';
 
 const SETUP = `
 CREATE TABLE customers (id serial PRIMARY KEY, name text NOT NULL, country text NOT NULL);
