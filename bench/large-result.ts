@@ -24,7 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
+import { startScriptedOllama } from '../test/support/scripted/server.js';
 
 const { values: args } = parseArgs({
   options: {

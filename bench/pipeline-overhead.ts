@@ -28,9 +28,9 @@ import type { MemoryOp } from '../src/core/memory.js';
 import type { ChatModel } from '../src/core/ports.js';
 import { meterChatModel } from '../src/eval/meter.js';
 import { percentile } from '../src/eval/report.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { hashEmbedding } from '../test/support/scripted/embedding.js';
+import { startScriptedOllama } from '../test/support/scripted/server.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
+import { startScriptedOllama } from '../test/support/scripted/server.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -26,9 +26,9 @@ import type { LinkedContext } from '../src/linking/planner.js';
 import { SchemaIndex } from '../src/linking/schema-index.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { CLINIC_SQL } from '../test/corpus/clinic.js';
 import { generateDecoys } from '../test/support/decoys.js';
+import { hashEmbedding } from '../test/support/scripted/embedding.js';
 
 const { values: args } = parseArgs({
   options: {

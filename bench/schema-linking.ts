@@ -35,10 +35,10 @@ import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore, type SchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { generateDecoys } from '../test/support/decoys.js';
 import { DEFOG_DATABASES, defogDump } from '../test/support/defog.js';
 import { loadReferenceParser, referencedTables } from '../test/support/referenced-tables.js';
+import { hashEmbedding } from '../test/support/scripted/embedding.js';
 import { benchmarkPath } from '../test/support/shared-data.js';
 
 const { values: args } = parseArgs({

@@ -23,12 +23,15 @@ const { values: args } = parseArgs({
 const SERVER_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
- * The benchmarks, in report order: title, script, quick and full arguments, and what it needs.
+ * The benchmarks, in report order: title, script, quick and full arguments, what it needs, and
+ * what its figures rest on (`restsOn`: the scripted model, the hash test embedding, or real
+ * components), printed under each heading (issue 18).
  * A script that does not exist (yet) is skipped with a line saying so.
  */
 const REGISTRY = [
   {
     name: 'introspection',
+    restsOn: 'real components: the PostgreSQL 15 server and its catalog; no model',
     title: 'Schema introspection: fixed catalog queries vs. per-table information_schema walking',
     script: 'bench/introspection.ts',
     quick: ['--tables', '200', '--repeat', '1'],
@@ -37,6 +40,8 @@ const REGISTRY = [
   },
   {
     name: 'schema-linking',
+    restsOn:
+      'no model; lexical and value rows on real catalogs; "hash dense" rows use the deterministic test embedding, not a real embedding model',
     title: 'Schema linking: recall of the gold tables and prompt tokens vs. the whole schema',
     script: 'bench/schema-linking.ts',
     quick: ['--decoys', '100', '--dbs', 'academic,broker,car_dealership,restaurants'],
@@ -44,6 +49,7 @@ const REGISTRY = [
   },
   {
     name: 'schema-index-reuse',
+    restsOn: 'the hash test embedding (counts of texts embedded, not embedding quality); PGlite + pgvector',
     title: 'Schema index reuse: second run on 1,000 tables vs 10 tables (embeddings, time, peak memory)',
     script: 'bench/schema-index-reuse.ts',
     quick: ['--quick'],
@@ -51,6 +57,7 @@ const REGISTRY = [
   },
   {
     name: 'memory-search',
+    restsOn: 'synthetic test vectors in real pgvector (PGlite and the server); no model',
     title: "Memory search: one user's top-k among many users' memories",
     script: 'bench/memory-search.ts',
     quick: ['--quick'],
@@ -58,6 +65,7 @@ const REGISTRY = [
   },
   {
     name: 'pipeline-overhead',
+    restsOn: 'the scripted zero-delay model and the hash test embedding: overhead outside the model only',
     title: 'Pipeline overhead outside the model (100-table schema, memories for the user)',
     script: 'bench/pipeline-overhead.ts',
     quick: ['--quick'],
@@ -65,6 +73,7 @@ const REGISTRY = [
   },
   {
     name: 'process-start',
+    restsOn: 'the scripted zero-delay model; PGlite demo shop: process and memory cost only',
     title: 'Whole-process `ask`: memory on vs off, time to first model request, peak RSS',
     script: 'bench/process-start.ts',
     quick: ['--quick'],
@@ -72,6 +81,7 @@ const REGISTRY = [
   },
   {
     name: 'http-load',
+    restsOn: 'the scripted zero-delay model; real HTTP server and database: no model-speed figure',
     title: 'HTTP API under load',
     script: 'bench/http-load.ts',
     quick: ['--quick'],
@@ -79,6 +89,7 @@ const REGISTRY = [
   },
   {
     name: 'large-result',
+    restsOn: 'the real PostgreSQL server and HTTP server; the scripted model only names the query',
     title:
       'Large results: the 600 × 1 MB query through sql --json and POST /api/ask (peak RSS vs. the byte budget)',
     script: 'bench/large-result.ts',
@@ -88,6 +99,7 @@ const REGISTRY = [
   },
   {
     name: 'import-flood',
+    restsOn: 'real HTTP server, real memory store; no model call is timed',
     title: "Import flood: another user's latency and peak memory while four hostile imports run",
     script: 'bench/import-flood.ts',
     quick: ['--quick'],
@@ -95,6 +107,8 @@ const REGISTRY = [
   },
   {
     name: 'dialect-repair',
+    restsOn:
+      'the scripted model replaying rule-broken gold SQL (no model-quality claim); real PostgreSQL runs every statement',
     title: 'Dialect repair: broken variants of the defog gold queries that end with the gold rows',
     script: 'bench/dialect-repair.ts',
     quick: ['--quick'],
@@ -102,6 +116,7 @@ const REGISTRY = [
   },
   {
     name: 'guard-latency',
+    restsOn: 'the real parser (libpg-query); no model, no database',
     title: 'SQL guard latency: one statement parsed and checked, parser loaded (mean, p50, p99)',
     script: 'bench/guard-latency.ts',
     quick: ['--quick'],
@@ -109,6 +124,7 @@ const REGISTRY = [
   },
   {
     name: 'examples-fallback',
+    restsOn: 'no model at all (that is the point); real PostgreSQL runs every answer',
     title: 'Answers without the model: saved examples and rules on held-out defog questions',
     script: 'bench/examples-fallback.ts',
     quick: ['--quick'],
@@ -202,7 +218,7 @@ for (const bench of REGISTRY) {
   }
   if (bench.needsServer && !server.ok) {
     sections.push(
-      `## ${bench.title}\n\nSkipped: no PostgreSQL server at ${mask(SERVER_URL)} (set TEST_DATABASE_URL).\n`,
+      `## ${bench.title}\n\nRests on: ${bench.restsOn}.\n\nSkipped: no PostgreSQL server at ${mask(SERVER_URL)} (set TEST_DATABASE_URL).\n`,
     );
     continue;
   }
@@ -214,6 +230,8 @@ for (const bench of REGISTRY) {
   sections.push(
     [
       `## ${bench.title}`,
+      '',
+      `Rests on: ${bench.restsOn}.`,
       '',
       '```',
       command,

@@ -15,13 +15,13 @@ import { isSqlrecallError } from '../src/core/errors.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { openDatabase } from '../src/databases/open.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { guardSql } from '../src/sql/guard.js';
 import { GUARD_RULES } from '../src/sql/guard-rules.js';
 import { ATTACKS, existingCorpusFiles } from './support/attacks.js';
 import { runSqlrecall } from './support/cli.js';
 import { type Fixture, pgliteShop, serverShop } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
 
 /** Rule ids the guard reports besides GUARD_RULES. */

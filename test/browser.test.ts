@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { UserDirectory } from '../src/server/users.js';
 import { BIN, ROOT } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
 
 // Code inside page.evaluate runs in the page; the tests' tsconfig has no DOM library.

@@ -11,12 +11,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { loadConfig } from '../src/config/config.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
-import { Runtime } from '../src/runtime/runtime.js';
-import { createApp } from '../src/server/app.js';
-import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';
 import { BIN, ROOT } from './support/cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { createLocalApp, type LocalApp } from './support/server-app.js';
 import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
 
 /** Runs for minutes: 10^12 row combinations. */
@@ -121,40 +118,21 @@ describe.skipIf(!TEST_DATABASE_URL)('cancellation reaches the server', () => {
   }, 60_000);
 
   describe('HTTP', () => {
-    let runtime: Runtime;
-    let app: ReturnType<typeof createApp>;
-    let client: ReturnType<typeof memoryClient>;
+    let local: LocalApp;
 
     beforeAll(async () => {
-      const config = loadConfig({
-        env: {},
-        cwd: home,
-        flags: {
-          databaseUrl: temp.url,
-          ollamaHost: model.url,
-          home,
-          user: 'me',
-          logLevel: 'silent',
-          memoryEnabled: 'off',
-          statementTimeoutMs: '120000',
-        },
+      local = createLocalApp({
+        databaseUrl: temp.url,
+        ollamaHost: model.url,
+        home,
+        flags: { statementTimeoutMs: '120000' },
       });
-      client = memoryClient(config);
-      runtime = new Runtime(config);
-      app = createApp(depsFromRuntime(runtime, { auth: { mode: 'local', user: 'me' }, client }));
     }, 60_000);
     afterAll(async () => {
-      await runtime?.close();
-      await client?.close().catch(() => undefined);
+      await local?.close();
     });
 
-    const ask = (accept: string, signal?: AbortSignal) =>
-      app.request('/api/ask', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept },
-        body: JSON.stringify({ question: 'count everything' }),
-        signal,
-      });
+    const ask = (accept: string, signal?: AbortSignal) => local.ask('count everything', accept, signal);
 
     it('closing a JSON request cancels the statement within 1 s', async () => {
       const controller = new AbortController();

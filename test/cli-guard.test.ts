@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { runSqlrecall } from './support/cli.js';
 import { type Fixture, pgliteShop, serverShop } from './support/fixtures.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
 
 /** Statements the first guard must refuse (issue 2's list, plus close relatives). */

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { runSqlrecall } from './support/cli.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 /** A TCP port on loopback where nothing listens. */
 async function closedPort(): Promise<number> {

@@ -5,8 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 let server: ScriptedOllama;
 let downUrl: string;

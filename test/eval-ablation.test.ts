@@ -14,9 +14,9 @@ import { loadConfig } from '../src/config/config.js';
 import { type EvalQuestion, loadEvalDataset, splitSentences } from '../src/eval/dataset.js';
 import type { EvalSummary } from '../src/eval/report.js';
 import { EXTRACT_PROMPT_MARKER, RECONCILE_PROMPT_MARKER } from '../src/memory/prompts.js';
-import type { ScriptedOllama } from '../src/models/scripted/server.js';
 import { runBenchmark } from '../src/runtime/eval-runtime.js';
 import { startEvalModel } from './support/eval-model.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
 const CSV = benchmarkPath('defog', 'instruct_advanced_postgres.csv');

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEvalDataset } from '../src/eval/dataset.js';
-import type { ScriptedOllama } from '../src/models/scripted/server.js';
 import { runSqlrecall } from './support/cli.js';
 import { startEvalModel } from './support/eval-model.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
 describe('eval usage errors', () => {

@@ -13,10 +13,10 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { type Config, loadConfig } from '../src/config/config.js';
 import { loadEvalDataset } from '../src/eval/dataset.js';
 import type { EvalRecord } from '../src/eval/run.js';
-import type { ScriptedOllama } from '../src/models/scripted/server.js';
 import { type BenchmarkOptions, runBenchmark } from '../src/runtime/eval-runtime.js';
 import { DEFOG_DATABASES } from './support/defog.js';
 import { startEvalModel } from './support/eval-model.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
 import { adminQuery, TEST_DATABASE_URL } from './support/server-db.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 

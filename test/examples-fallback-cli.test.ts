@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../src/demo/load.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 describe('answers without the model through the CLI (demo shop)', () => {
   let env: Record<string, string>;

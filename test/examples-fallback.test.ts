@@ -15,8 +15,9 @@ import type { Memory, MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
 import type { AskOutcome, Step } from '../src/core/steps.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
+import { memoryFixture } from './support/memory-fixtures.js';
+import { startScriptedOllama } from './support/scripted/server.js';
 
 const SETUP = `
 CREATE TABLE customers (id serial PRIMARY KEY, name text NOT NULL, country text NOT NULL);
@@ -28,23 +29,7 @@ INSERT INTO sales (region, year, amount) VALUES ('Europe', 2023, 10), ('Europe',
 `;
 
 function example(user: string, id: string, text: string, sql: string): Memory {
-  return {
-    id,
-    scope: { user },
-    kind: 'example',
-    text,
-    sql,
-    tables: [],
-    columns: [],
-    embeddingModel: 'none',
-    contentHash: id,
-    status: 'active',
-    supersedes: null,
-    sourceMessageId: null,
-    createdAt: '2026-01-01T00:00:00Z',
-    updatedAt: '2026-01-01T00:00:00Z',
-    expiresAt: null,
-  };
+  return memoryFixture({ id, scope: { user }, kind: 'example', text, sql });
 }
 
 const EXAMPLES: Memory[] = [

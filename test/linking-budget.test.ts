@@ -17,11 +17,11 @@ import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createOllamaChatModel, estimatePromptTokens } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { estimateTokens } from '../src/models/tokens.js';
 import { renderSchema } from '../src/sql/render.js';
 import { generateDecoys } from './support/decoys.js';
 import { SHOP_SQL } from './support/fixtures.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 const NUM_CTX = 4096;
 const SQL_MAX_TOKENS = 1024;

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { generateDecoys } from './support/decoys.js';
 import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 describe('sqlrecall schema context', () => {
   let server: ScriptedOllama;

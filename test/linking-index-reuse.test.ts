@@ -19,9 +19,9 @@ import type { LinkedContext } from '../src/linking/planner.js';
 import { SchemaIndex } from '../src/linking/schema-index.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
 import { CLINIC_SQL } from './corpus/clinic.js';
 import { generateDecoys } from './support/decoys.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
 
 let user: PGlite;
 let dir: string;

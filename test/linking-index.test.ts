@@ -18,11 +18,11 @@ import { SchemaIndex } from '../src/linking/schema-index.js';
 import { InMemorySchemaIndexStore, type SchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { generateDecoys } from './support/decoys.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
 import { SHOP_SQL } from './support/fixtures.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 const SEGMENTS = `ALTER TABLE customers ADD COLUMN segment text;
 UPDATE customers SET segment = CASE WHEN id % 2 = 0 THEN 'wholesale' ELSE 'retail' END;`;

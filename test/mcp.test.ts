@@ -14,10 +14,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { serverShop } from './support/fixtures.js';
 import { createStoreHarness } from './support/memory-store.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
 
 const INDIA = "customers.country = 'India'";

@@ -10,15 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
-import {
-  type ScriptedOllama,
-  type ScriptedReply,
-  startScriptedOllama,
-} from '../src/models/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { pgliteShop } from './support/fixtures.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const INDIA = "customers.country = 'India'";
 const HIGH = 'orders.total_amount > 10000';

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 describe('sqlrecall memory', () => {
   let server: ScriptedOllama;

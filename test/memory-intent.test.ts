@@ -10,15 +10,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PREFERENCE_REMINDER_MARKER } from '../src/agent/memory-sql.js';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import {
-  type ScriptedChatRequest,
-  type ScriptedOllama,
-  startScriptedOllama,
-} from '../src/models/scripted/server.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { factsReply, messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import {
+  type ScriptedChatRequest,
+  type ScriptedOllama,
+  startScriptedOllama,
+} from './support/scripted/server.js';
 import { startTestServer, type TestServer } from './support/server-app.js';
 
 const EVERY_STATUS = 'show the number of orders for every status, including ones that are not delivered';

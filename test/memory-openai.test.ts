@@ -10,14 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { PURPOSE_HEADER } from '../src/models/purpose.js';
-import {
-  type ScriptedOllama,
-  type ScriptedReply,
-  startScriptedOllama,
-} from '../src/models/scripted/server.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const INDIA = "customers.country = 'India'";
 

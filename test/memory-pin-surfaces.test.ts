@@ -9,9 +9,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { startTestServer, type TestServer } from './support/server-app.js';
 
 const fence = (sql: string) => `\`\`\`sql\n${sql}\n\`\`\``;

@@ -24,13 +24,13 @@ import { MemoryService } from '../src/memory/service.js';
 import { createMemoryStore } from '../src/memory/store/index.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
+import { type Fixture, pgliteShop } from './support/fixtures.js';
+import { factsReply, messageOf } from './support/memory-fixtures.js';
 import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
-import { type Fixture, pgliteShop } from './support/fixtures.js';
-import { factsReply, messageOf } from './support/memory-fixtures.js';
+} from './support/scripted/server.js';
 
 type Outcome =
   | 'answered'

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { failure } from './support/failure.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 const retry = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { failure } from './support/failure.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 /** A port nothing listens on: bind an ephemeral port, then release it. */
 async function closedPort(): Promise<number> {

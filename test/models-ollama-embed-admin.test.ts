@@ -2,9 +2,9 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOllamaAdmin, type PullProgress } from '../src/models/ollama/admin.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { failure } from './support/failure.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 async function closedPort(): Promise<number> {
   const probe = createServer();

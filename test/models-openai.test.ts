@@ -14,8 +14,8 @@ import { createOpenAiChatModel } from '../src/models/openai/chat-model.js';
 import { createOpenAiClient, listOpenAiModels } from '../src/models/openai/client.js';
 import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model.js';
 import { PURPOSE_HEADER } from '../src/models/purpose.js';
-import { hashEmbedding } from '../src/models/scripted/embedding.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
+import { hashEmbedding } from './support/scripted/embedding.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 let server: ScriptedOllama;
 let baseUrl: string;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 
-const MAIN = join(import.meta.dirname, '..', 'src', 'models', 'scripted', 'main.ts');
+const MAIN = join(import.meta.dirname, 'support', 'scripted', 'main.ts');
 
 function startCli(args: string[]): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
@@ -24,7 +24,7 @@ async function firstLine(child: ChildProcess): Promise<string> {
   return line;
 }
 
-describe('scripted server CLI (src/models/scripted/main.ts)', () => {
+describe('scripted server CLI (test/support/scripted/main.ts)', () => {
   let dir: string;
   let child: ChildProcess;
   let url: string;

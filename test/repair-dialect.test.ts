@@ -13,15 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateAndRun, POSTGRES_DIALECT_HINT, unanswerableAnswer } from '../src/agent/generate.js';
 import { ANSWER_PROMPT_MARKER, REPAIR_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import type { ChatModel, DatabaseConnector } from '../src/core/ports.js';
+import { guardSql } from '../src/sql/guard.js';
+import { ATTACKS } from './support/attacks.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   type ScriptedReply,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
-import { guardSql } from '../src/sql/guard.js';
-import { ATTACKS } from './support/attacks.js';
-import { runCliInProcess } from './support/in-process-cli.js';
+} from './support/scripted/server.js';
 import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
 
 const FIXTURE_SQL = `

@@ -12,13 +12,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, REPAIR_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createPostgresConnector } from '../src/databases/postgres/connector.js';
+import { SHOP_SQL } from './support/fixtures.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import {
   type ScriptedChatRequest,
   type ScriptedOllama,
   startScriptedOllama,
-} from '../src/models/scripted/server.js';
-import { SHOP_SQL } from './support/fixtures.js';
-import { runCliInProcess } from './support/in-process-cli.js';
+} from './support/scripted/server.js';
 import {
   createTempDatabase,
   TEST_DATABASE_URL,

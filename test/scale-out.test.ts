@@ -17,12 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { Gate, startWireMux } from '../src/memory/store/wire-mux.js';
-import {
-  type ScriptedOllama,
-  type ScriptedReply,
-  startScriptedOllama,
-} from '../src/models/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
+import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const SERVER = process.env.TEST_DATABASE_URL;
 const INDIA = "customers.country = 'India'";

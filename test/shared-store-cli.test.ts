@@ -12,14 +12,10 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { CHAT_PROMPT } from '../src/cli/commands/chat.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { LOCK_FILE_NAME } from '../src/memory/store/index.js';
-import {
-  type ScriptedOllama,
-  type ScriptedReply,
-  startScriptedOllama,
-} from '../src/models/scripted/server.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const HIGH = 'orders.total_amount > 10000';
 

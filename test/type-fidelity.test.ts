@@ -10,13 +10,9 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { loadConfig } from '../src/config/config.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
-import { Runtime } from '../src/runtime/runtime.js';
-import { createApp } from '../src/server/app.js';
-import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';
 import { runCliInProcess } from './support/in-process-cli.js';
-import { parseSse } from './support/server-app.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { createLocalApp, type LocalApp, parseSse } from './support/server-app.js';
 
 const FORGED = 'ok\n6 | forged-row';
 const FAMILY = '👩‍👩‍👧‍👦';
@@ -231,38 +227,16 @@ describe('sql accepts what users type', () => {
 });
 
 describe('HTTP', () => {
-  let runtime: Runtime;
-  let app: ReturnType<typeof createApp>;
-  let client: ReturnType<typeof memoryClient>;
+  let local: LocalApp;
 
   beforeAll(async () => {
-    const config = loadConfig({
-      env: {},
-      cwd: home,
-      flags: {
-        databaseUrl: `pglite:${dir}`,
-        ollamaHost: model.url,
-        home,
-        user: 'me',
-        logLevel: 'silent',
-        memoryEnabled: 'off',
-      },
-    });
-    client = memoryClient(config);
-    runtime = new Runtime(config);
-    app = createApp(depsFromRuntime(runtime, { auth: { mode: 'local', user: 'me' }, client }));
+    local = createLocalApp({ databaseUrl: `pglite:${dir}`, ollamaHost: model.url, home });
   }, 60_000);
   afterAll(async () => {
-    await runtime?.close();
-    await client?.close().catch(() => undefined);
+    await local?.close();
   });
 
-  const ask = (accept: string) =>
-    app.request('/api/ask', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept },
-      body: JSON.stringify({ question: 'show everything' }),
-    });
+  const ask = (accept: string) => local.ask('show everything', accept);
 
   it('POST /api/ask (JSON): the same rows and columnTypes', async () => {
     const res = await ask('application/json');

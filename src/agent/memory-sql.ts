@@ -187,9 +187,11 @@ export async function* generateApplyingPreferences(
 }
 
 /**
- * The memories that count as applied to `sql`: a memory with SQL when its predicate appears in the
- * statement's filters; a preference without SQL when it names no table or a table the statement
- * reads; a definition without SQL when it was recalled for this question.
+ * The memories that count as **applied** to `sql`: those with SQL whose predicate is verified in
+ * the statement (every column and constant of it among the statement's filters, see
+ * {@link predicateIn}). A memory without SQL (a definition, or a preference the extractor could not
+ * compile) has nothing to verify: it was recalled (the `recalled` step lists it) but is never
+ * reported as applied (issue 18).
  */
 export async function appliedMemories(
   recalled: RecalledMemory[],
@@ -197,20 +199,13 @@ export async function appliedMemories(
 ): Promise<AppliedMemory[]> {
   if (!sql) return [];
   const statement = await statementParts(sql);
+  if (!statement) return [];
   const out: AppliedMemory[] = [];
-  for (const r of recalled) {
-    const { memory } = r;
-    let applied: boolean;
-    if (memory.sql) {
-      const parts = await predicateParts(memory.sql);
-      applied = Boolean(parts && statement && predicateIn(parts, statement));
-    } else if (memory.kind === 'preference') {
-      const names = memory.tables.map((t) => t.slice(t.lastIndexOf('.') + 1).toLowerCase());
-      applied = names.length === 0 || names.some((t) => statement?.tables.includes(t));
-    } else {
-      applied = true;
-    }
-    if (applied) out.push({ id: memory.id, kind: memory.kind, text: memory.text });
+  for (const { memory } of recalled) {
+    if (!memory.sql) continue;
+    const parts = await predicateParts(memory.sql);
+    if (parts && predicateIn(parts, statement))
+      out.push({ id: memory.id, kind: memory.kind, text: memory.text });
   }
   return out;
 }

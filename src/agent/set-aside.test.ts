@@ -4,9 +4,9 @@
  * the scripted Ollama server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedOllama, startScriptedOllama } from '../../test/support/scripted/server.js';
 import { predicateParts, statementParts } from '../memory/sql-fragment.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../models/scripted/server.js';
 import type { RequiredPredicate } from './memory-sql.js';
 import { decideSetAside, undecidedText } from './set-aside.js';
 

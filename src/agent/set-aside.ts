@@ -102,7 +102,7 @@ export function setAsideByRule(
 /** A preference enforced because the set-aside model call failed (said in the answer). */
 export interface UndecidedMemory {
   id: string;
-  kind: string;
+  kind: MemoryKind;
   text: string;
   /** What went wrong with the model call, e.g. "the reply was not valid JSON". */
   error: string;

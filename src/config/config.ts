@@ -92,11 +92,11 @@ export interface Config {
   contextLength: number | undefined;
 }
 
-/** One setting: its environment variable, its flag, and its validator. */
-interface Setting {
+/** One setting: its environment variable, its flag, and its validator (whose output is the value). */
+interface Setting<T = unknown> {
   env: string;
   flag: string;
-  schema: z.ZodType;
+  schema: z.ZodType<T>;
   describe: string;
 }
 
@@ -124,8 +124,20 @@ const httpUrl = z
 
 const name = z.string().trim().min(1, { error: 'must not be empty' });
 
+/** A comma-separated list (entries trimmed, empty ones dropped) whose every entry matches `entry`. */
+const commaList = (entry: RegExp, error: string) =>
+  z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .refine((list) => list.every((item) => entry.test(item)), { error });
+
 /** The settings table: environment variable, flag and validation for each key of {@link Config}. */
-export const SETTINGS: Record<keyof Config, Setting> = {
+export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: {
     env: 'DATABASE_URL',
     flag: '--db',
@@ -198,33 +210,19 @@ export const SETTINGS: Record<keyof Config, Setting> = {
   allowTables: {
     env: 'SQLRECALL_ALLOW_TABLES',
     flag: '--allow-tables',
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .refine((list) => list.every((entry) => /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/.test(entry)), {
-        error: 'expected schema.table, schema.* or table names, comma-separated',
-      }),
+    schema: commaList(
+      /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/,
+      'expected schema.table, schema.* or table names, comma-separated',
+    ),
     describe: 'allowed tables (comma-separated schema.table or schema.*)',
   },
   allowFunctions: {
     env: 'SQLRECALL_ALLOW_FUNCTIONS',
     flag: '--allow-functions',
-    schema: z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .refine((list) => list.every((entry) => /^[^\s.,]+(\.[^\s.,]+)?$/.test(entry)), {
-        error: 'expected schema.function or function names, comma-separated',
-      }),
+    schema: commaList(
+      /^[^\s.,]+(\.[^\s.,]+)?$/,
+      'expected schema.function or function names, comma-separated',
+    ),
     describe: 'functions allowed without the function policy (comma-separated schema.name or name)',
   },
   team: {
@@ -360,7 +358,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? process.env;
   const dotenv = readDotEnv(resolve(sources.cwd ?? process.cwd(), '.env'));
   const base = defaults();
-  const out: Record<string, unknown> = {};
+  const out: Partial<Config> = {};
   for (const key of Object.keys(SETTINGS) as (keyof Config)[]) {
     const setting = SETTINGS[key];
     const flagValue = sources.flags?.[key];
@@ -387,10 +385,16 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         details: { setting: setting.env },
       });
     }
-    out[key] = parsed.data;
+    assign(out, key, parsed.data);
   }
   out.home = resolve(String(out.home).replace(/^~(?=$|\/)/, homedir()));
-  return out as unknown as Config;
+  // Complete: the loop above set every key of SETTINGS, which has exactly the keys of Config.
+  return out as Config;
+}
+
+/** `out[key] = value`, typed per key. */
+function assign<K extends keyof Config>(out: Partial<Config>, key: K, value: Config[K]): void {
+  out[key] = value;
 }
 
 function readDotEnv(path: string): Record<string, string> {

@@ -1,3 +1,5 @@
+import type { Attempt } from './steps.js';
+
 /**
  * The one error family of sqlrecall. Every error that can reach a user is a {@link SqlrecallError}
  * with a string-literal {@link ErrorCode}; the CLI exit code and the HTTP status come from
@@ -60,8 +62,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   memory_unavailable: { exitCode: 6, httpStatus: 503 },
 };
 
-/** Extra, structured facts about an error (never secrets). */
-export interface ErrorDetails {
+/** Facts any error may carry (never secrets). */
+export interface CommonErrorDetails {
   /** A command or step that fixes the problem, shown to the user as-is. */
   hint?: string;
   /** Whether retrying the same call may succeed (network blips, busy servers). */
@@ -72,17 +74,100 @@ export interface ErrorDetails {
   status?: number;
   /** PostgreSQL SQLSTATE, for database errors. */
   sqlState?: string;
-  [key: string]: unknown;
+  /**
+   * What the SQL generation loop tried before it gave up, oldest first (`--json` prints them): any
+   * error of a statement's run can end the loop, so any code may carry them.
+   */
+  attempts?: Attempt[];
 }
+
+/**
+ * The structured facts of each {@link ErrorCode}: the common ones plus those only that code sets.
+ * A constructor call with a literal code is checked against its entry.
+ */
+export interface ErrorDetailsByCode {
+  usage: CommonErrorDetails;
+  config: CommonErrorDetails & {
+    /** Environment variable of the invalid setting. */
+    setting?: string;
+    /** Why the model or database could not be used (the underlying message). */
+    reason?: string;
+  };
+  guard_refused: CommonErrorDetails & {
+    /** Id of the guard rule that refused (`multiple-statements`, `write`, …). */
+    rule?: string;
+    /** The refused statement. */
+    sql?: string;
+  };
+  sql_not_found: CommonErrorDetails & {
+    /** The model's reply without SQL, at most 500 characters. */
+    reply?: string;
+  };
+  db_unreachable: CommonErrorDetails;
+  db_query: CommonErrorDetails & {
+    /** True when the statement was cancelled (interrupt, timeout, closed request). */
+    cancelled?: boolean;
+  };
+  db_timeout: CommonErrorDetails;
+  model_unreachable: CommonErrorDetails & {
+    /** The underlying network error message. */
+    reason?: string;
+  };
+  model_missing: CommonErrorDetails;
+  model_output: CommonErrorDetails & {
+    /** The model's statement that stayed invalid. */
+    sql?: string;
+    /** Id of the guard rule that refused it last. */
+    rule?: string;
+  };
+  model_truncated: CommonErrorDetails & {
+    /** The output token limit of the call that was cut off. */
+    maxTokens?: number;
+    /** The larger limit of the retry, when one was made. */
+    retryMaxTokens?: number;
+  };
+  not_found: CommonErrorDetails;
+  memory_embedding_mismatch: CommonErrorDetails & {
+    /** Model and dimension the store was built with. */
+    stored?: { model: string; dimensions: number };
+    /** Model and dimension configured now. */
+    configured?: { model: string; dimensions: number };
+  };
+  memory_store: CommonErrorDetails;
+  unauthorized: CommonErrorDetails;
+  forbidden: CommonErrorDetails;
+  too_large: CommonErrorDetails;
+  internal: CommonErrorDetails;
+  db_busy: CommonErrorDetails & {
+    /** Queries running on the pool's connections. */
+    running?: number;
+    /** Queries waiting for a connection. */
+    waiting?: number;
+    /** How long the request waited for a connection, in milliseconds. */
+    waitMs?: number;
+  };
+  result_too_large: CommonErrorDetails & {
+    /** The result byte budget (`--max-result-bytes`), in bytes. */
+    maxBytes?: number;
+  };
+  memory_unavailable: CommonErrorDetails;
+}
+
+/**
+ * Extra, structured facts about an error of code `C` (never secrets): {@link ErrorDetailsByCode}.
+ * For an error of unknown code the union; narrow with {@link isSqlrecallError}`(error, code)` to
+ * read the facts of one code.
+ */
+export type ErrorDetails<C extends ErrorCode = ErrorCode> = ErrorDetailsByCode[C];
 
 /**
  * An error meant for users: `message` is one clear sentence, `code` selects exit code and HTTP status.
  * Adapters wrap foreign errors and keep them in `cause` for logs; `cause` is never printed as the
  * user-facing message.
  */
-export class SqlrecallError extends Error {
-  readonly code: ErrorCode;
-  readonly details: ErrorDetails;
+export class SqlrecallError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  readonly details: ErrorDetails<C>;
   /**
    * Whether the same call may succeed when repeated (a refused connection, a busy or loading
    * server); false unless the thrower says so (`details.retryable`). Whether a repeat is also
@@ -95,11 +180,11 @@ export class SqlrecallError extends Error {
    */
   readonly status: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: ErrorDetails } = {}) {
+  constructor(code: C, message: string, options: { cause?: unknown; details?: ErrorDetails<C> } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SqlrecallError';
     this.code = code;
-    this.details = options.details ?? {};
+    this.details = options.details ?? ({} as ErrorDetails<C>);
     this.retryable = this.details.retryable === true;
     this.status = typeof this.details.status === 'number' ? this.details.status : undefined;
   }
@@ -116,7 +201,10 @@ export class SqlrecallError extends Error {
 }
 
 /** True when `value` is a {@link SqlrecallError}, optionally with the given code. */
-export function isSqlrecallError(value: unknown, code?: ErrorCode): value is SqlrecallError {
+export function isSqlrecallError<C extends ErrorCode = ErrorCode>(
+  value: unknown,
+  code?: C,
+): value is SqlrecallError<C> {
   return value instanceof SqlrecallError && (code === undefined || value.code === code);
 }
 

@@ -11,14 +11,14 @@ export type MemoryKind = 'preference' | 'term' | 'metric' | 'entity' | 'example'
 export type MessageKind = 'question' | 'instruction' | 'both' | 'command' | 'neither';
 
 /** All kinds, in display order. */
-export const MEMORY_KINDS: readonly MemoryKind[] = [
+export const MEMORY_KINDS = [
   'preference',
   'term',
   'metric',
   'entity',
   'example',
   'context',
-];
+] as const satisfies readonly MemoryKind[];
 
 /** Lifecycle of a memory. */
 export type MemoryStatus = 'active' | 'superseded' | 'deleted';

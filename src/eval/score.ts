@@ -27,8 +27,8 @@
  * 8. A prediction cut by the row cap (`truncated`) is wrong: its full result is unknown.
  * Other values compare by their canonical text (booleans as `true`/`false`, JSON as sorted JSON).
  */
-import { loadModule, parseSync } from 'libpg-query';
 import type { CellValue, ResultColumn } from '../core/ports.js';
+import { loadSqlParser, parseResult } from '../sql/parse-tree.js';
 import { expandGoldQuery, splitGoldQueries } from './gold.js';
 
 /** Relative tolerance for numbers (pandas `rtol` default, used by sql-eval). */
@@ -233,19 +233,16 @@ export function compareResults(
   };
 }
 
-let parserLoading: Promise<void> | undefined;
-
 /**
  * True when `sql` has a top-level ORDER BY (libpg-query: `sortClause` on the outermost SelectStmt,
  * including after WITH and set operations). SQL that does not parse counts as unordered.
  */
 export async function goldIsOrdered(sql: string): Promise<boolean> {
-  parserLoading ??= loadModule();
-  await parserLoading;
+  await loadSqlParser();
   try {
-    const tree = parseSync(sql) as { stmts?: { stmt?: { SelectStmt?: { sortClause?: unknown[] } } }[] };
-    const select = tree.stmts?.[0]?.stmt?.SelectStmt;
-    return Array.isArray(select?.sortClause) && select.sortClause.length > 0;
+    const stmt = parseResult(sql).stmts?.[0]?.stmt;
+    const select = stmt !== undefined && 'SelectStmt' in stmt ? stmt.SelectStmt : undefined;
+    return (select?.sortClause?.length ?? 0) > 0;
   } catch {
     return false;
   }

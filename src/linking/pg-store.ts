@@ -3,6 +3,7 @@
  * memories (embedded PGlite with the vector extension, or a server PostgreSQL with pgvector).
  * Written against a minimal query interface that the memory store's `SqlClient` satisfies as is.
  */
+import { fromVectorSql, toVectorSql } from '../core/vector.js';
 import type { ValueHint } from './documents.js';
 import type { EntryState, IndexEntry, Neighbour, SchemaIndexStore } from './store.js';
 
@@ -52,20 +53,6 @@ interface Row extends Record<string, unknown> {
   embedding: string | null;
   embedding_model: string | null;
   value_hints: unknown;
-}
-
-/** `[1,2,3]`, the text form pgvector accepts. */
-function vectorLiteral(vector: readonly number[]): string {
-  return `[${vector.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
-}
-
-function parseVector(text: unknown): number[] | null {
-  if (typeof text !== 'string') return Array.isArray(text) ? text.map(Number) : null;
-  return text
-    .replace(/^\[|\]$/g, '')
-    .split(',')
-    .filter((part) => part !== '')
-    .map(Number);
 }
 
 function parseHints(value: unknown): ValueHint[] {
@@ -119,7 +106,7 @@ export class PgSchemaIndexStore implements SchemaIndexStore {
       tableKey: row.table_key,
       catalogHash: row.catalog_hash,
       document: row.document,
-      embedding: options.withEmbeddings ? parseVector(row.embedding) : null,
+      embedding: options.withEmbeddings ? fromVectorSql(row.embedding) : null,
       embeddingModel: row.embedding_model,
       valueHints: parseHints(row.value_hints),
     }));
@@ -136,7 +123,7 @@ export class PgSchemaIndexStore implements SchemaIndexStore {
           entry.tableKey,
           entry.catalogHash,
           entry.document,
-          entry.embedding ? vectorLiteral(entry.embedding) : null,
+          entry.embedding ? toVectorSql(entry.embedding) : null,
           entry.embeddingModel,
           JSON.stringify(entry.valueHints),
         );
@@ -173,7 +160,7 @@ export class PgSchemaIndexStore implements SchemaIndexStore {
       `SELECT table_key, 1 - (embedding <=> $2::vector) AS similarity FROM schema_index
        WHERE fingerprint = $1 AND embedding_model = $3 AND embedding IS NOT NULL AND vector_dims(embedding) = $4
        ORDER BY embedding <=> $2::vector LIMIT $5`,
-      [fingerprint, vectorLiteral(embedding), model, embedding.length, topK],
+      [fingerprint, toVectorSql(embedding), model, embedding.length, topK],
     );
     return rows.map((row) => ({ tableKey: row.table_key, similarity: Number(row.similarity) }));
   }

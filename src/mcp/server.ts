@@ -14,7 +14,13 @@ import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/s
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
+import {
+  DEFAULT_MEMORY_TOP_K,
+  MEMORY_KINDS,
+  type MemoryKind,
+  type MemoryScope,
+  type MessageKind,
+} from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
@@ -53,7 +59,7 @@ export function toolError(error: unknown): CallToolResult {
     message: redactSecrets(err.message),
   };
   if (typeof err.details.hint === 'string') body.hint = redactSecrets(err.details.hint);
-  if (typeof err.details.rule === 'string') body.rule = err.details.rule;
+  if ('rule' in err.details && typeof err.details.rule === 'string') body.rule = err.details.rule;
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }) }] };
 }
 
@@ -114,7 +120,7 @@ export const MCP_INPUTS = {
       .max(2000, 'At most 2000 characters.')
       .describe('the fact, e.g. "Only count delivered orders as revenue"'),
     kind: z
-      .enum(MEMORY_KINDS as unknown as [MemoryKind, ...MemoryKind[]])
+      .enum(MEMORY_KINDS)
       .optional()
       .describe('preference (default), term, metric, entity, example or context'),
     sql: z
@@ -174,6 +180,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   // The SDK answers invalid arguments (and unknown tools) with a tool error carrying a bare
   // message; give those the product's error shape too (code `usage`). Our tool bodies never throw
   // (see `guarded`), so only the SDK's own failures reach this method.
+  // `createToolError` is private in the SDK's declaration, hence the one cast that stays here.
   const sdk = server as unknown as { createToolError: (message: string) => CallToolResult };
   sdk.createToolError = (message: string) =>
     toolError(
@@ -227,9 +234,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         question: string;
         sql: string | null;
         answer: string | null;
-        appliedMemories: { id: string; kind: string; text: string }[];
+        appliedMemories: { id: string; kind: MemoryKind; text: string }[];
         attempts: Attempt[];
-        kind?: string;
+        kind?: MessageKind;
         remembered?: MemoryChange[];
         memoryProblems?: string[];
         unanswerable?: string;
@@ -497,7 +504,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
 }
 
 /** The fields of a memory a client needs. */
-function brief(m: { id: string; kind: string; text: string; sql: string | null; status: string }) {
+function brief(m: { id: string; kind: MemoryKind; text: string; sql: string | null; status: string }) {
   return { id: m.id, kind: m.kind, text: m.text, sql: m.sql, status: m.status };
 }
 

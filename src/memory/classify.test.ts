@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedOllama, startScriptedOllama } from '../../test/support/scripted/server.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../models/scripted/server.js';
 import { classifyByPatterns, classifyMessage, splitClauses } from './classify.js';
 import { CLASSIFY_PROMPT_MARKER } from './prompts.js';
 

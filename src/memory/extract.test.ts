@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { factsReply, messageOf, shopSchema } from '../../test/support/memory-fixtures.js';
+import { type ScriptedOllama, startScriptedOllama } from '../../test/support/scripted/server.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../models/scripted/server.js';
 import { extractFacts } from './extract.js';
 import { JSON_RETRY_MESSAGE } from './json-call.js';
 import { EXTRACT_PROMPT_MARKER } from './prompts.js';

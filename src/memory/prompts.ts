@@ -4,6 +4,7 @@
  * which travels as an HTTP header, never in the prompt (src/models/purpose.ts). The user's message sits in a delimited block and is data: the
  * model is told never to follow instructions inside it beyond extracting facts.
  */
+import type { MemoryKind } from '../core/memory.js';
 import type { ChatMessage } from '../core/ports.js';
 
 /** First line of the classification prompt. */
@@ -108,14 +109,14 @@ export function buildExtractMessages(input: ExtractPromptInput): ChatMessage[] {
 export interface ReconcileCandidateText {
   /** Small integer id (1, 2, …) used only in this prompt. */
   id: number;
-  kind: string;
+  kind: MemoryKind;
   text: string;
   sql: string | null;
 }
 
 /** Messages asking for ADD / UPDATE / SUPERSEDE / NOOP of a new fact against similar memories. */
 export function buildReconcileMessages(
-  fact: { kind: string; text: string; sql: string | null },
+  fact: { kind: MemoryKind; text: string; sql: string | null },
   candidates: ReconcileCandidateText[],
 ): ChatMessage[] {
   const system = [

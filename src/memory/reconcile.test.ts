@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testVector } from '../../test/support/memory-store.js';
+import { type ScriptedOllama, startScriptedOllama } from '../../test/support/scripted/server.js';
 import type { MemoryScope } from '../core/memory.js';
 import { createOllamaChatModel } from '../models/ollama/chat-model.js';
-import { type ScriptedOllama, startScriptedOllama } from '../models/scripted/server.js';
 import type { ExtractedFact } from './extract.js';
 import { RECONCILE_PROMPT_MARKER } from './prompts.js';
 import { reconcileFact } from './reconcile.js';

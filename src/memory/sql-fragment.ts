@@ -4,12 +4,10 @@
  * generated SQL afterwards ("is the user's standing filter applied?"). The parser is libpg-query,
  * the same one the SQL guard uses; a fragment never runs on its own.
  */
-import { parseSync } from 'libpg-query';
+import type { Json, JsonObject } from '../core/json.js';
 import type { Schema, Table } from '../core/schema.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+import { parseStatements, parseTree, walkTree } from '../sql/parse-tree.js';
 
 /** Longest fragment accepted, in characters (a predicate, not a query). */
 export const MAX_FRAGMENT_LENGTH = 1000;
@@ -47,7 +45,7 @@ export async function checkFragment(fragment: string, schema?: Schema): Promise<
     return { ok: false, reason: `the SQL is not a valid read-only condition (${verdict.reason})` };
   let tree: JsonObject;
   try {
-    tree = parseSync(wrapper) as unknown as JsonObject;
+    tree = parseTree(wrapper);
   } catch (error) {
     return { ok: false, reason: `the SQL does not parse (${(error as Error).message})` };
   }
@@ -110,7 +108,7 @@ interface Refs {
 
 function collectRefs(root: Json): Refs {
   const refs: Refs = { columns: [], relations: [], aliases: new Set(), star: false };
-  walk(root, (key, node) => {
+  walkTree(root, (key, node) => {
     if (key === 'ColumnRef') {
       const fields = (node.fields as JsonObject[] | undefined) ?? [];
       const names: string[] = [];
@@ -134,23 +132,6 @@ function collectRefs(root: Json): Refs {
     }
   });
   return refs;
-}
-
-/** Visits every object node as (its key, its value), iteratively. */
-function walk(root: Json, visit: (key: string, node: JsonObject) => void): void {
-  const stack: Json[] = [root];
-  while (stack.length > 0) {
-    const value = stack.pop()!;
-    if (Array.isArray(value)) {
-      stack.push(...value);
-      continue;
-    }
-    if (value === null || typeof value !== 'object') continue;
-    for (const [key, child] of Object.entries(value)) {
-      if (child !== null && typeof child === 'object' && !Array.isArray(child)) visit(key, child);
-      if (child !== null && typeof child === 'object') stack.push(child);
-    }
-  }
 }
 
 function findTable(schema: Schema, schemaName: string | undefined, name: string): Table | undefined {
@@ -375,7 +356,7 @@ function collectParts(root: Json, filterOnly: boolean): StatementParts {
 export async function statementParts(sql: string): Promise<StatementParts | undefined> {
   try {
     await loadGuardParser();
-    return collectParts(parseSync(sql) as unknown as Json, true);
+    return collectParts(parseTree(sql), true);
   } catch {
     return undefined;
   }
@@ -385,8 +366,7 @@ export async function statementParts(sql: string): Promise<StatementParts | unde
 export async function predicateParts(fragment: string): Promise<PredicateParts | undefined> {
   try {
     await loadGuardParser();
-    const tree = parseSync(`SELECT 1 WHERE (${fragment})`) as unknown as JsonObject;
-    const stmt = (tree.stmts as JsonObject[] | undefined)?.[0]?.stmt as JsonObject | undefined;
+    const stmt = parseStatements(`SELECT 1 WHERE (${fragment})`)[0];
     const select = stmt?.SelectStmt as JsonObject | undefined;
     if (!select) return undefined;
     const parts = collectParts(select.whereClause ?? null, false);

@@ -125,7 +125,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
       const issue = result.error.issues[0];
       const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
       return sendError(
-        c as never,
+        c,
         apiError('usage', `Invalid request: ${where}${issue?.message ?? 'invalid input'}.`),
       );
     },

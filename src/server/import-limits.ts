@@ -210,6 +210,8 @@ export function importLimits(): MiddlewareHandler<AppEnv> {
     await yieldToOthers();
     checkImportSizes(doc);
     // Hand the text to the route's validator (Hono reads `c.req.json()` from this cache).
+    // Hono declares bodyCache as `Partial<Body>` (text: string) but caches promises at runtime
+    // (hono/dist/request.js `cachedBody`): the declaration is wrong, so this one cast stays.
     (c.req as unknown as { bodyCache: Record<string, Promise<unknown>> }).bodyCache.text =
       Promise.resolve(text);
     return next();

@@ -32,7 +32,7 @@ export const errorResponses = {
 } as const;
 
 /** Memory kinds as an enum. */
-export const KindSchema = z.enum(MEMORY_KINDS as [string, ...string[]]).openapi('MemoryKind');
+export const KindSchema = z.enum(MEMORY_KINDS).openapi('MemoryKind');
 
 /** Memory statuses. */
 export const StatusSchema = z.enum(['active', 'superseded', 'deleted']);

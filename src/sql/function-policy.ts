@@ -23,7 +23,7 @@ import {
 } from './function-rules.js';
 import { loadGuardParser } from './guard.js';
 import { GUARD_RULES, matchesPattern } from './guard-rules.js';
-import { parseTree } from './parse-tree.js';
+import { parseTree, walkTree } from './parse-tree.js';
 
 /** A possibly schema-qualified name as written (unquoted names already lower-cased by the parser). */
 export interface QualifiedName {
@@ -74,33 +74,21 @@ function qualified(parts: string[]): QualifiedName | undefined {
  */
 export function treeReferences(root: Json): References {
   const refs: References = { functions: [], operators: [], relations: [] };
-  const stack: Json[] = [root];
-  while (stack.length > 0) {
-    const value = stack.pop()!;
-    if (Array.isArray(value)) {
-      for (const item of value) stack.push(item);
-      continue;
+  walkTree(root, (key, child) => {
+    if (key === 'FuncCall') {
+      const name = qualified(stringsOf(child.funcname));
+      if (name) refs.functions.push(name);
+    } else if (key === 'A_Expr') {
+      const name = qualified(stringsOf(child.name));
+      if (name) refs.operators.push(name);
+    } else if (key === 'RangeVar' && typeof child.relname === 'string') {
+      refs.relations.push(
+        typeof child.schemaname === 'string' && child.schemaname !== ''
+          ? { schema: child.schemaname, name: child.relname }
+          : { name: child.relname },
+      );
     }
-    if (value === null || typeof value !== 'object') continue;
-    for (const [key, child] of Object.entries(value)) {
-      if (child !== null && typeof child === 'object' && !Array.isArray(child)) {
-        if (key === 'FuncCall') {
-          const name = qualified(stringsOf(child.funcname));
-          if (name) refs.functions.push(name);
-        } else if (key === 'A_Expr') {
-          const name = qualified(stringsOf(child.name));
-          if (name) refs.operators.push(name);
-        } else if (key === 'RangeVar' && typeof child.relname === 'string') {
-          refs.relations.push(
-            typeof child.schemaname === 'string' && child.schemaname !== ''
-              ? { schema: child.schemaname, name: child.relname }
-              : { name: child.relname },
-          );
-        }
-      }
-      if (child !== null && typeof child === 'object') stack.push(child);
-    }
-  }
+  });
   return refs;
 }
 

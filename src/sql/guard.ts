@@ -4,7 +4,7 @@
  * positively recognised as a read. Anything else, including text that does not parse, is refused:
  * fail closed. The policy itself is data in `guard-rules.ts`.
  */
-import { loadModule, scanSync } from 'libpg-query';
+import { scanSync } from 'libpg-query';
 import type { Json, JsonObject } from '../core/json.js';
 import type { Schema } from '../core/schema.js';
 import { checkAllowlist } from './allowlist.js';
@@ -17,7 +17,7 @@ import {
   STATEMENT_LABELS,
 } from './guard-rules.js';
 import { isSignificant, lexSql } from './lexer.js';
-import { parseTree } from './parse-tree.js';
+import { loadSqlParser, parseTree } from './parse-tree.js';
 
 export type { GuardRule, ReadKind } from './guard-rules.js';
 
@@ -46,21 +46,13 @@ export type GuardVerdict =
   | { ok: true; sql: string; kind: ReadKind }
   | { ok: false; reason: string; rule: string };
 
-let loading: Promise<void> | undefined;
 let loaded = false;
 
 /** Loads the parser's WASM module once per process (memoized; a failed load is retried next call). */
 export function loadGuardParser(): Promise<void> {
-  loading ??= loadModule().then(
-    () => {
-      loaded = true;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
+  return loadSqlParser().then(() => {
+    loaded = true;
+  });
 }
 
 /**

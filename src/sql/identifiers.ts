@@ -9,10 +9,10 @@
  * output columns, a system catalog, a relation outside the introspected schemas, a sequence) is
  * never reported. The database has the last word either way.
  */
-import { parseSync } from 'libpg-query';
 import type { Schema } from '../core/schema.js';
 import { editDistance } from '../core/text.js';
 import { loadGuardParser } from './guard.js';
+import { parseStatements } from './parse-tree.js';
 import { qualifiedName, quoteIdent } from './render.js';
 import { analyzeStatement, type JsonObject, type RelationUse, type UnresolvedName } from './scope.js';
 
@@ -83,9 +83,9 @@ export async function checkIdentifiers(
   await loadGuardParser();
   let stmt: JsonObject | undefined;
   try {
-    const tree = parseSync(sql) as unknown as { stmts?: { stmt?: JsonObject }[] };
-    if (tree.stmts?.length !== 1) return { ok: true, unknown: [] };
-    stmt = tree.stmts[0]?.stmt;
+    const stmts = parseStatements(sql);
+    if (stmts.length !== 1) return { ok: true, unknown: [] };
+    stmt = stmts[0];
   } catch {
     return { ok: true, unknown: [] };
   }

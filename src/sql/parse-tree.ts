@@ -5,7 +5,7 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import { loadModule, parseSync } from 'libpg-query';
-import type { JsonObject } from '../core/json.js';
+import type { Json, JsonObject } from '../core/json.js';
 
 let loading: Promise<void> | undefined;
 
@@ -34,4 +34,53 @@ function asJson(tree: ParseResult): JsonObject {
 export function parseTree(sql: string): JsonObject {
   const tree: ParseResult = parseSync(sql);
   return asJson(tree);
+}
+
+/**
+ * Parses `sql` into `@pgsql/types`' typed {@link ParseResult}, for code that reads a few known
+ * fields (`stmts[0].stmt.SelectStmt.sortClause`). Call {@link loadSqlParser} once before.
+ * @throws Error when the text does not parse or the parser is not loaded
+ */
+export function parseResult(sql: string): ParseResult {
+  return parseSync(sql);
+}
+
+/**
+ * The statement nodes of `sql` (each `RawStmt.stmt`, e.g. `{ SelectStmt: … }`) as JSON data, in
+ * order; a statement without a node (the parser never gives one) is left out.
+ * Call {@link loadSqlParser} once before.
+ * @throws Error when the text does not parse or the parser is not loaded
+ */
+export function parseStatements(sql: string): JsonObject[] {
+  const stmts = parseTree(sql).stmts;
+  return (Array.isArray(stmts) ? stmts : []).flatMap((raw) => {
+    const stmt = isJsonObject(raw) ? raw.stmt : undefined;
+    return isJsonObject(stmt) ? [stmt] : [];
+  });
+}
+
+/** True for a JSON object (not null, not an array). */
+export function isJsonObject(value: Json | undefined): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * Visits every object-valued field of `root` as (its key, its value): `('RangeVar', { relname, … })`,
+ * `('ColumnRef', { fields })`, … Iterative, so a deeply nested tree cannot overflow the stack; the
+ * order is not specified beyond "every node once". The one generic walker over parse trees.
+ */
+export function walkTree(root: Json, visit: (key: string, node: JsonObject) => void): void {
+  const stack: Json[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop() as Json;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    for (const [key, child] of Object.entries(value)) {
+      if (child !== null && typeof child === 'object' && !Array.isArray(child)) visit(key, child);
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
 }

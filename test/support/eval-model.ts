@@ -5,8 +5,8 @@
 import { SQL_PROMPT_MARKER } from '../../src/agent/prompts.js';
 import type { DefogQuestion } from '../../src/eval/gold.js';
 import { expandGoldQuery, splitGoldQueries } from '../../src/eval/gold.js';
-import type { ScriptedChatRequest, ScriptedOllama, ScriptedReply } from '../../src/models/scripted/server.js';
-import { startScriptedOllama } from '../../src/models/scripted/server.js';
+import type { ScriptedChatRequest, ScriptedOllama, ScriptedReply } from './scripted/server.js';
+import { startScriptedOllama } from './scripted/server.js';
 
 /** The gold SQL a perfect model writes: the first query, first `{}` alternative. */
 export function firstGold(q: DefogQuestion): string {

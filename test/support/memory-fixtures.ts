@@ -3,6 +3,7 @@
  * whose replies are programmed per memory purpose (classification, extraction, reconciliation)
  * and per SQL prompt content.
  */
+import type { Memory } from '../../src/core/memory.js';
 import type { Column, Schema, Table } from '../../src/core/schema.js';
 
 function column(name: string, type: string, position: number): Column {
@@ -69,4 +70,26 @@ export function factsReply(
 /** The user's message inside an extraction/classification prompt (between <message> tags). */
 export function messageOf(prompt: string): string {
   return /<message>\n([\s\S]*?)\n<\/message>/.exec(prompt)?.[1] ?? '';
+}
+
+/**
+ * A stored memory built by hand for logic tests: active, unpinned, never expiring, made on
+ * 2026-01-01, with the given fields over those defaults (`contentHash` defaults to the id).
+ */
+export function memoryFixture(fields: Pick<Memory, 'id' | 'kind' | 'text'> & Partial<Memory>): Memory {
+  return {
+    scope: { user: 'u' },
+    sql: null,
+    tables: [],
+    columns: [],
+    embeddingModel: 'none',
+    contentHash: fields.id,
+    status: 'active',
+    supersedes: null,
+    sourceMessageId: null,
+    createdAt: '2026-01-01T00:00:00Z',
+    updatedAt: '2026-01-01T00:00:00Z',
+    expiresAt: null,
+    ...fields,
+  };
 }

@@ -19,10 +19,10 @@ import { MemoryService } from '../../src/memory/service.js';
 import { createMemoryStore, type SqlMemoryStore } from '../../src/memory/store/index.js';
 import { createOllamaChatModel } from '../../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../../src/models/ollama/embedding-model.js';
-import type { ScriptedChatRequest, ScriptedOllama, ScriptedReply } from '../../src/models/scripted/server.js';
-import { startScriptedOllama } from '../../src/models/scripted/server.js';
 import { type Fixture, pgliteShop } from './fixtures.js';
 import { factsReply, messageOf } from './memory-fixtures.js';
+import type { ScriptedChatRequest, ScriptedOllama, ScriptedReply } from './scripted/server.js';
+import { startScriptedOllama } from './scripted/server.js';
 
 /** Extraction reply for a message, by the rules in the module documentation. */
 export function extractionFor(message: string): string {

@@ -11,8 +11,6 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createParser } from 'eventsource-parser';
 import { SQL_PROMPT_MARKER } from '../../src/agent/prompts.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { ScriptedOllama, ScriptedReply } from '../../src/models/scripted/server.js';
-import { startScriptedOllama } from '../../src/models/scripted/server.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { createApp } from '../../src/server/app.js';
 import type { AppEnv } from '../../src/server/context.js';
@@ -22,6 +20,8 @@ import { UserDirectory } from '../../src/server/users.js';
 import { type Fixture, pgliteShop } from './fixtures.js';
 import { messageOf } from './memory-fixtures.js';
 import { extractionFor } from './memory-pipeline.js';
+import type { ScriptedOllama, ScriptedReply } from './scripted/server.js';
+import { startScriptedOllama } from './scripted/server.js';
 
 /** Revenue per customer, with or without the India filter. */
 export function revenueSql(india: boolean): string {
@@ -126,4 +126,54 @@ export function parseSse(text: string): { event: string; data: unknown }[] {
   parser.feed(text);
   parser.reset({ consume: true });
   return events;
+}
+
+/** An in-process app over the real Runtime in local mode (user `me`, memory off), for HTTP tests. */
+export interface LocalApp {
+  app: OpenAPIHono<AppEnv>;
+  /** `POST /api/ask` with `question` and the given `Accept`. */
+  ask(question: string, accept: string, signal?: AbortSignal): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds {@link LocalApp} on `databaseUrl` with the model at `ollamaHost` and the data under `home`;
+ * `flags` adds or overrides settings (e.g. `statementTimeoutMs`).
+ */
+export function createLocalApp(options: {
+  databaseUrl: string;
+  ollamaHost: string;
+  home: string;
+  flags?: Record<string, string>;
+}): LocalApp {
+  const config = loadConfig({
+    env: {},
+    cwd: options.home,
+    flags: {
+      databaseUrl: options.databaseUrl,
+      ollamaHost: options.ollamaHost,
+      home: options.home,
+      user: 'me',
+      logLevel: 'silent',
+      memoryEnabled: 'off',
+      ...options.flags,
+    },
+  });
+  const client = memoryClient(config);
+  const runtime = new Runtime(config);
+  const app = createApp(depsFromRuntime(runtime, { auth: { mode: 'local', user: 'me' }, client }));
+  return {
+    app,
+    ask: async (question, accept, signal) =>
+      app.request('/api/ask', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ question }),
+        ...(signal ? { signal } : {}),
+      }),
+    close: async () => {
+      await runtime.close();
+      await client.close().catch(() => undefined);
+    },
+  };
 }

@@ -8,33 +8,8 @@
 /** A result value as the API sends it. */
 export type Value = string | number | boolean | null | Value[] | { [key: string]: Value };
 
-/** PostgreSQL type names (as the server reports them) whose values are numbers. */
-const NUMERIC_TYPES = new Set([
-  'int2',
-  'int4',
-  'int8',
-  'smallint',
-  'integer',
-  'bigint',
-  'numeric',
-  'decimal',
-  'float4',
-  'float8',
-  'real',
-  'double precision',
-  'money',
-  'oid',
-]);
-
 /** True when values of this PostgreSQL type are numbers (right-aligned, numeric sort, chartable). */
-export function isNumericType(type: string): boolean {
-  return NUMERIC_TYPES.has(
-    type
-      .toLowerCase()
-      .replace(/\(.*\)$/, '')
-      .trim(),
-  );
-}
+export { isNumericType } from '../../src/core/pg-types.js';
 
 /** An exact decimal: optional sign, digits, optional fraction. */
 const DECIMAL = /^([-+]?)(\d*)(?:\.(\d*))?$/;

@@ -4,6 +4,7 @@
 
 import type { Assistant } from '../../agent/assistant.js';
 import { toSqlrecallError } from '../../core/errors.js';
+import type { MemoryKind } from '../../core/memory.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
 import { pc } from '../colors.js';
@@ -27,9 +28,9 @@ export interface AskJson {
   /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
   truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string | null;
-  appliedMemories: { id: string; kind: string; text: string }[];
+  appliedMemories: { id: string; kind: MemoryKind; text: string }[];
   /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
-  setAsideMemories?: { id: string; kind: string; text: string; reason: string }[];
+  setAsideMemories?: { id: string; kind: MemoryKind; text: string; reason: string }[];
   attempts: Attempt[];
   /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
   unanswerable?: string;
@@ -198,7 +199,7 @@ export async function answerQuestion(
     const err = toSqlrecallError(error);
     const attempts = err.details.attempts;
     if (Array.isArray(attempts)) doc.attempts = attempts as Attempt[];
-    if (!doc.sql && typeof err.details.sql === 'string') doc.sql = err.details.sql;
+    if (!doc.sql && 'sql' in err.details && typeof err.details.sql === 'string') doc.sql = err.details.sql;
     printError(io, err);
     if (options.json) printJson(io, { ...doc, error: errorJson(err) });
     return err.exitCode;

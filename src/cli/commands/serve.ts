@@ -105,7 +105,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
           process.off('SIGTERM', stop);
           server.close(() => resolve());
           // Streams that are still open (SSE) must not keep the process alive.
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+          if ('closeAllConnections' in server) server.closeAllConnections();
         };
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);

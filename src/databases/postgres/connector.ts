@@ -43,7 +43,7 @@ const WATCHDOG_GRACE_MS = 500;
 
 /** Returns every value as the server's text; conversion happens in `values.ts`. */
 const RAW_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: (() => (value: string) => value) as unknown as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: (() => (value: string) => value) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** pg's QueryConfig plus `queryMode`, which @types/pg 8.15 does not declare (pg lib/query.js does). */
@@ -310,8 +310,9 @@ export class PoolSlots {
  * running someone else's statement) is left alone; a tiny race window remains.
  */
 async function cancelBackend(url: string, client: pg.PoolClient, isActive: () => boolean): Promise<void> {
-  const pid = (client as unknown as { processID?: number | null }).processID;
-  if (!pid) return;
+  // `processID` is set by pg's Client after the startup handshake; @types/pg does not declare it.
+  const pid: unknown = Reflect.get(client, 'processID');
+  if (typeof pid !== 'number' || pid === 0) return;
   const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // The server may end this short-lived session (shutdown, dropped database): never an unhandled error.
   canceller.on('error', () => {});

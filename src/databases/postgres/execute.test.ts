@@ -53,7 +53,7 @@ describe('error mapping', () => {
       },
     );
     expect(cancelled.code).toBe('db_query');
-    expect(cancelled.details.cancelled).toBe(true);
+    expect(cancelled.details).toMatchObject({ cancelled: true });
     const readOnly = queryError(
       { code: '25006', message: 'cannot execute DELETE in a read-only transaction' },
       target,

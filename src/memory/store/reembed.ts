@@ -5,8 +5,8 @@
  * leaves the old model, vectors and index in place.
  */
 import { SqlrecallError } from '../../core/errors.js';
+import { toVectorSql } from '../../core/vector.js';
 import { lockSchema, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
-import { vectorLiteral } from './rows.js';
 import type { SqlClient } from './sql-client.js';
 import { embedInBatches } from './transfer.js';
 import type { EmbedTexts, ReembedProgress } from './types.js';
@@ -45,7 +45,7 @@ export async function reembedAll(
       embed,
       (done) => onProgress?.({ done, total }),
     );
-    const literals = vectors.map((vector) => vectorLiteral(vector, dimensions, model));
+    const literals = vectors.map((vector) => toVectorSql(vector, { dimensions, model }));
     await tx.query('ALTER TABLE sqlrecall_memories ALTER COLUMN embedding DROP NOT NULL');
     await tx.query(
       `ALTER TABLE sqlrecall_memories ALTER COLUMN embedding TYPE vector(${dimensions}) USING NULL::vector(${dimensions})`,

@@ -2,7 +2,6 @@
  * Row mapping between SQL and the core memory types, content hashing and vector literals.
  */
 import { createHash } from 'node:crypto';
-import { SqlrecallError } from '../../core/errors.js';
 import type {
   HistoryAction,
   Memory,
@@ -106,26 +105,6 @@ export function historyFromRow(row: Row): MemoryHistoryEntry {
     pinned: row.pinned === null || row.pinned === undefined ? null : row.pinned === true,
     createdAt: isoTime(row.created_at),
   };
-}
-
-/**
- * pgvector text literal `[x,y,…]` for a bound parameter (cast with `::vector` in SQL).
- * @throws SqlrecallError `memory_embedding_mismatch` when the length differs from `dimensions`;
- *   `usage` for a non-finite component
- */
-export function vectorLiteral(embedding: readonly number[], dimensions: number, model: string): string {
-  if (embedding.length !== dimensions) {
-    throw new SqlrecallError(
-      'memory_embedding_mismatch',
-      `An embedding has ${embedding.length} dimensions but the memory store holds ${dimensions}-dimensional vectors from ${model}. Run \`sqlrecall memory reembed\` after switching embedding models.`,
-      { details: { hint: 'sqlrecall memory reembed' } },
-    );
-  }
-  for (const value of embedding) {
-    if (!Number.isFinite(value))
-      throw new SqlrecallError('usage', 'An embedding contains a non-finite number.');
-  }
-  return `[${embedding.join(',')}]`;
 }
 
 /** True for a syntactically valid UUID (ids from elsewhere are "not found" without a query). */

@@ -21,6 +21,7 @@ import type {
 } from '../../core/memory.js';
 import { DEFAULT_MEMORY_TOP_K } from '../../core/memory.js';
 import { sameModelName } from '../../core/model-names.js';
+import { toVectorSql } from '../../core/vector.js';
 import { conversationMethods } from './conversations.js';
 import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
 import { pendingMethods, releaseRunningPending } from './pending.js';
@@ -33,7 +34,6 @@ import {
   memoryColumns,
   memoryFromRow,
   scoredFromRow,
-  vectorLiteral,
 } from './rows.js';
 import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
 import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
@@ -179,7 +179,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
         throw new SqlrecallError('usage', `topK must be a whole number from 0 to ${MAX_TOP_K}.`);
       }
       const info = await currentEmbedding();
-      const query = vectorLiteral(search.embedding, info.dimensions, info.model);
+      const query = toVectorSql(search.embedding, { dimensions: info.dimensions, model: info.model });
       if (topK === 0) return [];
       const rows = await client.query(
         // Only (id, seq, distance) is materialised and ranked; the full rows are read for the top k

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { SqlrecallError } from '../../core/errors.js';
-import { MEMORY_KINDS, type MemoryKind } from '../../core/memory.js';
+import { MEMORY_KINDS } from '../../core/memory.js';
 import { conflictsByRule } from '../reconcile.js';
 import { readEmbeddingMeta } from './migrations.js';
 import { contentHash, HISTORY_COLUMNS, historyFromRow, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
@@ -66,7 +66,7 @@ const importSchema = z.object({
   memories: z.array(
     z.object({
       id: z.string(),
-      kind: z.enum(MEMORY_KINDS as [MemoryKind, ...MemoryKind[]]),
+      kind: z.enum(MEMORY_KINDS),
       text: z.string().min(1),
       sql: z.string().nullish(),
       tables: z.array(z.string()).optional(),

@@ -14,7 +14,8 @@ import {
   type MemoryWriteResult,
   type NewMemory,
 } from '../../core/memory.js';
-import { contentHash, isUuid, MEMORY_COLUMNS, memoryFromRow, vectorLiteral } from './rows.js';
+import { toVectorSql } from '../../core/vector.js';
+import { contentHash, isUuid, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
 import { type ScopeRef, scopeColumns, scopeCondition } from './scope.js';
 import type { SqlSession } from './sql-client.js';
 import { termWordsOf } from './term-words.js';
@@ -109,7 +110,7 @@ export async function insertMemory(
       memory.sql ?? null,
       memory.tables ?? [],
       memory.columns ?? [],
-      vectorLiteral(embedding, ctx.dimensions, ctx.model),
+      toVectorSql(embedding, { dimensions: ctx.dimensions, model: ctx.model }),
       ctx.model,
       contentHash(memory.kind, memory.text),
       options.status ?? 'active',
@@ -187,7 +188,7 @@ async function applyUpdate(
       op.memory.sql ?? null,
       op.memory.tables ?? [],
       op.memory.columns ?? [],
-      vectorLiteral(op.embedding, ctx.dimensions, ctx.model),
+      toVectorSql(op.embedding, { dimensions: ctx.dimensions, model: ctx.model }),
       ctx.model,
       hash,
       op.memory.sourceMessageId ?? null,

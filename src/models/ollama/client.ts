@@ -46,6 +46,9 @@ export function createOllamaFetch(
       dispatcher: agent(),
     });
   };
+  // undici's fetch and Response are the same code as Node's global fetch but separately declared
+  // types (undici's Response lacks nothing at runtime, differs in its declared header/body types):
+  // the `ollama` client wants the global `typeof fetch`, so this one cast stays.
   return ollamaFetch as unknown as typeof fetch;
 }
 

@@ -265,7 +265,8 @@ export async function listOpenAiModels(
   try {
     const models: OpenAiModelInfo[] = [];
     for await (const entry of client.models.list({ signal })) {
-      const raw = entry as unknown as Record<string, unknown>;
+      // Servers add fields the SDK's Model type does not declare (context_length, meta, …).
+      const raw: Record<string, unknown> = Object.fromEntries(Object.entries(entry));
       const contextLength = contextLengthOf(raw);
       models.push({ id: String(raw.id), ...(contextLength ? { contextLength } : {}) });
     }

@@ -115,9 +115,9 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
         }
         if (!outcome) throw new Error('the pipeline ended without an outcome');
         // Streamed row by row: a result near the byte budget is never one giant string (issue 14).
-        return streamJsonResponse(askDocument(outcome)) as never;
+        return streamJsonResponse(askDocument(outcome));
       } catch (error) {
-        return sendError(c, error) as never;
+        return sendError(c, error);
       }
     }
     const response = streamSSE(c, async (stream) => {
@@ -143,6 +143,6 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     // A reverse proxy must pass every event on at once (nginx: X-Accel-Buffering), unchanged.
     response.headers.set('Cache-Control', 'no-cache, no-transform');
     response.headers.set('X-Accel-Buffering', 'no');
-    return response as never;
+    return response;
   });
 }

@@ -57,7 +57,7 @@ export function registerSchema(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void
     const assistant = await deps.assistant();
     const { schema } =
       c.req.valid('query').refresh === 'true' ? await assistant.refreshSchema() : await assistant.schema();
-    return c.json(schema as unknown as Record<string, never>, 200);
+    return c.json(schema, 200);
   });
 
   app.openapi(context, async (c) => {

@@ -15,8 +15,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { normalizeModelName } from '../../core/model-names.js';
-import { PURPOSE_HEADER } from '../purpose.js';
+import { normalizeModelName } from '../../../src/core/model-names.js';
+import { PURPOSE_HEADER } from '../../../src/models/purpose.js';
 import {
   resolveModel,
   type ScriptedModel,

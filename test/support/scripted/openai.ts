@@ -5,7 +5,7 @@
  * `finish_reason` and, with `stream_options.include_usage`, a last chunk carrying `usage`.
  */
 import type { ServerResponse } from 'node:http';
-import { estimateTokens } from '../tokens.js';
+import { estimateTokens } from '../../../src/models/tokens.js';
 import type { ScriptedModel } from './catalog.js';
 import { splitIntoChunks } from './completion.js';
 import { sendJson, sleep } from './http-util.js';

@@ -2,7 +2,7 @@
  * Runs the scripted Ollama server as its own process, replies from a script file (see `script.ts`
  * for the format). Prints the server URL as one line on stdout once it listens; logs go to stderr.
  *
- * Usage: `node --import tsx src/models/scripted/main.ts --script FILE [--port N] [--exit-with-stdin] [--verbose]`
+ * Usage: `node --import tsx test/support/scripted/main.ts --script FILE [--port N] [--exit-with-stdin] [--verbose]`
  * - `--port N`: listen on 127.0.0.1:N (default: an ephemeral port);
  * - `--exit-with-stdin`: stop when stdin closes (so the server dies with the test that spawned it);
  * - `--verbose`: one stderr line per request (endpoint, purpose, last user message).

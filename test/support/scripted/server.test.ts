@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createOllamaClient } from '../ollama/client.js';
+import { createOllamaClient } from '../../../src/models/ollama/client.js';
 import { NO_REPLY_ERROR, type ScriptedOllama, startScriptedOllama } from './server.js';
 
 describe('scripted Ollama server protocol (real ollama client)', () => {

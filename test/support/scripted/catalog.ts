@@ -4,7 +4,7 @@
  * length, hidden size); unknown names get plausible defaults.
  */
 import { createHash } from 'node:crypto';
-import { normalizeModelName } from '../../core/model-names.js';
+import { normalizeModelName } from '../../../src/core/model-names.js';
 
 /** A model the scripted server has installed. */
 export interface ScriptedModelSpec {

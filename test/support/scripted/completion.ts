@@ -3,7 +3,7 @@
  * object (`stream: false`), with the same fields and final statistics as Ollama.
  */
 import type { ServerResponse } from 'node:http';
-import { estimateTokens } from '../tokens.js';
+import { estimateTokens } from '../../../src/models/tokens.js';
 import { sendError, sendJson, sleep, startNdjson, writeLine } from './http-util.js';
 import type { ScriptedChatRequest, ScriptedMessage, ScriptedReply, ScriptedReplyObject } from './types.js';
 
