@@ -159,6 +159,17 @@ export interface MemoryListOptions {
    * `contentWords` in src/memory/text.ts): exact term recall, answered by an index (issue 15).
    */
   termWordsWithin?: string[];
+  /**
+   * Only memories whose pinned state is this (`true`: the pinned memories that recall always
+   * includes, read from a partial index instead of every memory of the scope; issue 15).
+   * Default: both.
+   */
+  pinned?: boolean;
+  /**
+   * Leave out memories whose expiry time has passed (`expires_at <= now` on the store's clock),
+   * as recall does; default false (listings show expired memories too).
+   */
+  unexpired?: boolean;
 }
 
 /**

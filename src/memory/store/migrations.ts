@@ -140,6 +140,16 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE sqlrecall_memory_history ADD COLUMN IF NOT EXISTS new_sql text',
     ],
   },
+  {
+    // Issue 15: recall reads a scope's pinned memories on every question; a partial index holds
+    // only those rows, so the read no longer visits every active memory of the scope.
+    version: 5,
+    description: 'partial index of the pinned active memories per scope',
+    statements: [
+      `CREATE INDEX sqlrecall_memories_pinned ON sqlrecall_memories (scope_key, seq)
+        WHERE status = 'active' AND pinned`,
+    ],
+  },
 ];
 
 /** Name of the HNSW index on the embedding column (cosine distance). */

@@ -225,8 +225,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
                 OR EXISTS (SELECT 1 FROM unnest(tables) AS t(name) WHERE lower(t.name) = ANY($6::text[])))
            AND ($7::text[] IS NULL OR (status = 'active' AND cardinality(term_words) > 0
                 AND term_words <@ $7::text[]))
+           AND ($8::boolean IS NULL OR pinned = $8::boolean)
+           AND (NOT $9::boolean OR expires_at IS NULL OR expires_at > clock_timestamp())
          ORDER BY seq LIMIT $5`,
-        [ref.key, ref.id, list.statuses ?? ['active'], kindsParam(list.kinds), limit, tables, words],
+        [
+          ref.key,
+          ref.id,
+          list.statuses ?? ['active'],
+          kindsParam(list.kinds),
+          limit,
+          tables,
+          words,
+          list.pinned ?? null,
+          list.unexpired === true,
+        ],
       );
       return rows.map(memoryFromRow);
     }),
