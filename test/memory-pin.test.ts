@@ -151,7 +151,9 @@ describe.each(STORE_ENGINES)('pinning and import reconciliation on %s', (engine)
     const rowsRead: Record<string, unknown>[] = [];
     client.query = (async (text: string, params?: unknown[]) => {
       const rows = await query.call(client, text, params);
-      if (/FROM sqlrecall_memories/.test(text)) rowsRead.push(...(rows as Record<string, unknown>[]));
+      // Memory rows (a count of the scope, which picks the search path, reads no memory row).
+      if (/FROM sqlrecall_memories/.test(text))
+        rowsRead.push(...(rows as Record<string, unknown>[]).filter((row) => 'id' in row));
       return rows;
     }) as typeof client.query;
     try {
