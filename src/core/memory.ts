@@ -183,7 +183,11 @@ export interface MemoryStore {
    */
   init(embedding: { model: string; dimensions: number }): Promise<void>;
   write(scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]>;
-  /** Exact (scope-filtered) nearest neighbours among active memories, best first. */
+  /**
+   * Nearest neighbours among the scope's active memories, best first; the scope is applied in SQL
+   * on every path. Exact for small scopes; a store may walk an approximate index for large ones
+   * (the SQL store: above 2,000 active memories, recall@5 measured by `bench/search-recall.ts`).
+   */
   search(scope: MemoryScope, options: MemorySearchOptions): Promise<ScoredMemory[]>;
   list(scope: MemoryScope, options?: MemoryListOptions): Promise<Memory[]>;
   /** A memory by id, only if it belongs to `scope`; otherwise null (never another scope's). */

@@ -101,10 +101,14 @@ const APPROXIMATE_SQL = (ref: ScopeRef) => `WITH walk AS MATERIALIZED (
 /**
  * How many active memories the scope has, counted up to the size that decides the path:
  * `max(exactUpTo + 1, ceil(minShare × table rows))` (table rows: the planner's `reltuples`).
- * @returns `approximate` when the count reaches that size
+ * @returns `approximate` when the count reaches that size and pgvector is 0.8 or later
  */
 async function countPath(client: SqlClient, q: SearchQuery, policy: SearchPolicy): Promise<SearchPath> {
-  const [row] = await client.query<{ scoped: string | number; needed: string | number }>(
+  const [row] = await client.query<{
+    scoped: string | number;
+    needed: string | number;
+    version: string | null;
+  }>(
     `WITH need AS (
        SELECT greatest($3::bigint + 1,
                        ceil(greatest(c.reltuples, 0) * $4::float8)::bigint) AS n
@@ -113,9 +117,13 @@ async function countPath(client: SqlClient, q: SearchQuery, policy: SearchPolicy
                SELECT 1 FROM sqlrecall_memories
                WHERE ${scopeCondition(q.ref, 1, 2)} AND status = 'active'
                LIMIT (SELECT n FROM need)) s) AS scoped,
-            (SELECT n FROM need) AS needed`,
+            (SELECT n FROM need) AS needed,
+            (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS version`,
     [q.ref.key, q.ref.id, Math.max(0, Math.floor(policy.exactUpTo)), policy.minShare],
   );
+  // Iterative index scans (`hnsw.iterative_scan`) came with pgvector 0.8; an older server searches exactly.
+  const [major = 0, minor = 0] = (row?.version ?? '0.0').split('.').map(Number);
+  if (major === 0 && minor < 8) return 'exact';
   return row && Number(row.scoped) >= Number(row.needed) ? 'approximate' : 'exact';
 }
 
