@@ -34,14 +34,15 @@ describe('migration 2 (pinned)', () => {
   it('is applied to a store that already has versions 1 and 4, and adds the pinned columns', async () => {
     const client = createPgliteClient(undefined);
     try {
-      // A store migrated before version 2 existed: only 1 and 4 recorded.
+      // A store migrated before version 2 existed: only 1, 3 and 4 recorded (version 5 indexes
+      // the pinned column, so it is applied after 2, by migrate below).
       await client.query(`CREATE TABLE sqlrecall_migrations (
         version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-      for (const m of MIGRATIONS.filter((x) => x.version !== 2)) {
+      for (const m of MIGRATIONS.filter((x) => x.version !== 2 && x.version < 5)) {
         for (const statement of m.statements) await client.query(statement);
         await client.query('INSERT INTO sqlrecall_migrations (version) VALUES ($1)', [m.version]);
       }
-      expect(await migrate(client)).toEqual([2]);
+      expect(await migrate(client)).toEqual([2, 5]);
       const columns = await client.query<{ table_name: string; column_name: string; is_nullable: string }>(
         `SELECT table_name, column_name, is_nullable FROM information_schema.columns
          WHERE column_name = 'pinned' ORDER BY table_name`,
@@ -118,6 +119,56 @@ describe.each(STORE_ENGINES)('pinning and import reconciliation on %s', (engine)
     expect((await recall()).map((r) => [r.memory.id, r.why])).toEqual([[id, 'pinned']]);
     await store.write(scope, [{ op: 'pin', id, pinned: false }]);
     expect((await recall()).map((r) => r.memory.id)).not.toContain(id);
+  });
+
+  it('the pinned read returns only pinned, unexpired rows: unpinned memories are never read for it', async () => {
+    const scope = { user: 'pin-reader' };
+    const far = testVector(30, DIMS);
+    // 40 unpinned memories and 2 pinned ones (one expired), all far from the question, defining no
+    // term of it: only the live pinned one applies, and it is the only memory row read.
+    const ops: MemoryOp[] = Array.from({ length: 40 }, (_, i) => ({
+      op: 'add' as const,
+      memory: { kind: 'context' as const, text: `unpinned note ${i}` },
+      embedding: far,
+    }));
+    ops.push(
+      { op: 'add', memory: { kind: 'context', text: 'pinned note' }, embedding: far },
+      {
+        op: 'add',
+        memory: { kind: 'context', text: 'pinned but expired', expiresAt: '2020-01-01T00:00:00Z' },
+        embedding: far,
+      },
+    );
+    const written = await store.write(scope, ops);
+    const live = written[40]?.memory?.id as string;
+    const expired = written[41]?.memory?.id as string;
+    await store.write(scope, [
+      { op: 'pin', id: live, pinned: true },
+      { op: 'pin', id: expired, pinned: true },
+    ]);
+    const client = await store.sql();
+    const query = client.query;
+    const rowsRead: Record<string, unknown>[] = [];
+    client.query = (async (text: string, params?: unknown[]) => {
+      const rows = await query.call(client, text, params);
+      // Memory rows (a count of the scope, which picks the search path, reads no memory row).
+      if (/FROM sqlrecall_memories/.test(text))
+        rowsRead.push(...(rows as Record<string, unknown>[]).filter((row) => 'id' in row));
+      return rows;
+    }) as typeof client.query;
+    try {
+      const recalled = await recallMemories({
+        store,
+        user: 'pin-reader',
+        question: 'how many orders',
+        embedding: far.map((x) => -x),
+        tablesInPlay: [],
+      });
+      expect(recalled.map((r) => [r.memory.id, r.why])).toEqual([[live, 'pinned']]);
+    } finally {
+      client.query = query;
+    }
+    expect(rowsRead.map((row) => row.id)).toEqual([live]);
   });
 
   it('export and import carry pinned (and the pin history)', async () => {

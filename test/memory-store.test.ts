@@ -136,6 +136,45 @@ describe.each(STORE_ENGINES)('memory store on %s', (engine) => {
     expect(top.every((hit) => hit.scope.user === 'seven')).toBe(true);
   });
 
+  it('the approximate (HNSW) path, forced, returns the exact top results and never another scope’s nearer memory', async () => {
+    const paths: string[] = [];
+    const forced = harness.open({
+      search: { exactUpTo: 0, minShare: 0, efSearch: 20 },
+      onSearchPath: (path) => paths.push(path),
+    });
+    try {
+      await forced.init({ model: MODEL, dimensions: DIMS });
+      const mine = { user: 'approx-mine' };
+      await store.write(mine, [
+        ...Array.from({ length: 60 }, (_, i) => add(`mine ${i}`, 7000 + i, 'term')),
+        add('mine preference', 7100),
+      ]);
+      // Another user's memories sit right at the query: nearer than any of ours.
+      const query = testVector(7003, DIMS);
+      await store.write(
+        { user: 'approx-other' },
+        Array.from({ length: 40 }, (_, i) => ({
+          op: 'add' as const,
+          memory: { kind: 'term' as const, text: `other ${i}` },
+          embedding: testVector(7003, DIMS, 0.01 * (i + 1)),
+        })),
+      );
+      const exact = await store.search(mine, { embedding: query, topK: 5, kinds: ['term'] });
+      const approximate = await forced.search(mine, { embedding: query, topK: 5, kinds: ['term'] });
+      expect(paths).toEqual(['approximate']);
+      expect(approximate.map((m) => m.id)).toEqual(exact.map((m) => m.id));
+      expect(approximate[0]?.text).toBe('mine 3');
+      expect(approximate.map((m) => m.similarity)).toEqual(exact.map((m) => m.similarity));
+      expect(approximate.every((m) => m.scope.user === 'approx-mine')).toBe(true);
+      // A filter that passes fewer rows than the walk's candidates: the exact path answers.
+      const preferences = await forced.search(mine, { embedding: query, topK: 5, kinds: ['preference'] });
+      expect(paths).toEqual(['approximate', 'exact']);
+      expect(preferences.map((m) => m.text)).toEqual(['mine preference']);
+    } finally {
+      await forced.close();
+    }
+  });
+
   it('dedups by normalised text + kind and records NOOP', async () => {
     const scope = { user: 'dedup' };
     const [first, second, third] = await store.write(scope, [

@@ -166,6 +166,17 @@ export interface MemoryListOptions {
    * `contentWords` in src/memory/text.ts): exact term recall, answered by an index (issue 15).
    */
   termWordsWithin?: string[];
+  /**
+   * Only memories whose pinned state is this (`true`: the pinned memories that recall always
+   * includes, read from a partial index instead of every memory of the scope; issue 15).
+   * Default: both.
+   */
+  pinned?: boolean;
+  /**
+   * Leave out memories whose expiry time has passed (`expires_at <= now` on the store's clock),
+   * as recall does; default false (listings show expired memories too).
+   */
+  unexpired?: boolean;
 }
 
 /**
@@ -179,7 +190,11 @@ export interface MemoryStore {
    */
   init(embedding: { model: string; dimensions: number }): Promise<void>;
   write(scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]>;
-  /** Exact (scope-filtered) nearest neighbours among active memories, best first. */
+  /**
+   * Nearest neighbours among the scope's active memories, best first; the scope is applied in SQL
+   * on every path. Exact for small scopes; a store may walk an approximate index for large ones
+   * (the SQL store: above 2,000 active memories, recall@5 measured by `bench/search-recall.ts`).
+   */
   search(scope: MemoryScope, options: MemorySearchOptions): Promise<ScoredMemory[]>;
   list(scope: MemoryScope, options?: MemoryListOptions): Promise<Memory[]>;
   /** A memory by id, only if it belongs to `scope`; otherwise null (never another scope's). */

@@ -104,6 +104,18 @@ interface Prepared {
 /** Creates the planner (see the module comment). */
 export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPlanner {
   const prepared = new WeakMap<readonly IndexedTable[], Prepared>();
+  // The whole schema's rendering and its tokens, once per catalog (issue 15: rendering 100 tables
+  // for every question cost ≈ 2 ms of each question's overhead).
+  const wholeRendered = new WeakMap<Schema, { wholeText: string; wholeSchemaTokens: number }>();
+  const whole = (schema: Schema) => {
+    let w = wholeRendered.get(schema);
+    if (!w) {
+      const wholeText = renderSchema(schema);
+      w = { wholeText, wholeSchemaTokens: estimateTokens(wholeText) };
+      wholeRendered.set(schema, w);
+    }
+    return w;
+  };
   const prepare = (tables: readonly IndexedTable[]): Prepared => {
     let p = prepared.get(tables);
     if (!p) {
@@ -130,8 +142,7 @@ export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPla
       reservedTokens: extras.reservedTokens,
     });
     const budget: PlanBudget = { contextTokens, availableTokens, schemaTokens };
-    const wholeText = renderSchema(schema);
-    const wholeSchemaTokens = estimateTokens(wholeText);
+    const { wholeText, wholeSchemaTokens } = whole(schema);
     const small =
       !options.forceLinking &&
       ((schema.tables.length < (options.smallSchemaTables ?? 30) && wholeSchemaTokens <= schemaTokens) ||

@@ -17,7 +17,6 @@ import {
   type MemoryScope,
   type MemoryStore,
 } from '../core/memory.js';
-import { isExpired } from './expiry.js';
 import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
 
 /** Default least similarity of similarity recall (1 − cosine distance). */
@@ -73,16 +72,15 @@ async function recallScope(
   const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
   const out: RecalledMemory[] = [];
   // Both reads are answered in SQL from indexes (issue 15): the standing preferences on a table in
-  // play (first MAX_STANDING_PREFERENCES by age), and the definitions whose term's words all occur
-  // in the question — never a read of every memory of the scope.
-  const preferences = (
-    await input.store.list(scope, {
-      kinds: ['preference'],
-      statuses: ['active'],
-      tablesAny: [...play],
-      limit: MAX_STANDING_PREFERENCES,
-    })
-  ).filter((m) => !isExpired(m));
+  // play (first MAX_STANDING_PREFERENCES unexpired ones by age), and the definitions whose term's
+  // words all occur in the question — never a read of every memory of the scope.
+  const preferences = await input.store.list(scope, {
+    kinds: ['preference'],
+    statuses: ['active'],
+    tablesAny: [...play],
+    unexpired: true,
+    limit: MAX_STANDING_PREFERENCES,
+  });
   for (const memory of preferences) {
     if (memory.tables.length === 0 || memory.tables.some((t) => play.has(t.toLowerCase()))) {
       out.push({ memory, owner, why: 'standing' });
@@ -93,13 +91,12 @@ async function recallScope(
   const definitions =
     words.length === 0
       ? []
-      : (
-          await input.store.list(scope, {
-            kinds: RECALLED_KINDS,
-            statuses: ['active'],
-            termWordsWithin: words,
-          })
-        ).filter((m) => !isExpired(m));
+      : await input.store.list(scope, {
+          kinds: RECALLED_KINDS,
+          statuses: ['active'],
+          termWordsWithin: words,
+          unexpired: true,
+        });
   for (const memory of definitions) {
     const term = memoryTerm(memory);
     if (term && termOccursIn(term, input.question)) out.push({ memory, owner, why: 'term' });
@@ -115,10 +112,11 @@ async function recallScope(
     if (found) found.similarity = memory.similarity;
     else out.push({ memory, owner, why: 'similar', similarity: memory.similarity });
   }
-  // Pinned memories: always recalled (one extra list; the pinned flag is filtered here).
-  const pinned = (await input.store.list(scope, { statuses: ['active'] })).filter(
-    (m) => m.pinned === true && !isExpired(m) && !out.some((r) => r.memory.id === m.id),
-  );
+  // Pinned memories: always recalled. Pinned and unexpired are conditions of the SQL (a partial
+  // index of the pinned rows answers it), never a read of the whole scope filtered here.
+  const pinned = (
+    await input.store.list(scope, { statuses: ['active'], pinned: true, unexpired: true })
+  ).filter((m) => !out.some((r) => r.memory.id === m.id));
   for (const memory of pinned) out.push({ memory, owner, why: 'pinned' });
   return out;
 }

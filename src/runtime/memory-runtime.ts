@@ -14,6 +14,7 @@ import { MemoryService } from '../memory/service.js';
 import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
 import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
+import { rememberEmbeddings } from '../models/embedding-memo.js';
 import { createEmbeddingModelFor, modelInstallHint } from './models.js';
 
 /** Where the embedded memory store lives. */
@@ -87,7 +88,8 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
   try {
     // Another process holding the embedded store shares it over its socket (issue 15): no waiting.
     await store.embeddingInfo();
-    const embedder = createEmbeddingModelFor(config);
+    // A question is embedded by schema linking and by recall: the second is answered in process.
+    const embedder = rememberEmbeddings(createEmbeddingModelFor(config));
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
     try {

@@ -10,18 +10,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { createMemoryStore, type SqlMemoryStore } from '../../src/memory/store/index.js';
+import {
+  createMemoryStore,
+  type MemoryStoreOptions,
+  type SqlMemoryStore,
+} from '../../src/memory/store/index.js';
 import { Gate, startWireMux } from '../../src/memory/store/wire-mux.js';
 
 /** Store engines covered by every memory store suite. */
 export type StoreEngine = 'pglite' | 'server-style';
 export const STORE_ENGINES: StoreEngine[] = ['pglite', 'server-style'];
 
+/** Options of {@link StoreHarness.open}: pool size, and the search policy (to force a path). */
+export type StoreOpenOptions = Pick<MemoryStoreOptions, 'maxConnections' | 'search' | 'onSearchPath'>;
+
 /** A place to open stores: `open()` may be called several times (reopen, separate connections). */
 export interface StoreHarness {
   engine: StoreEngine;
   /** A new store instance on the same database (embedded: the data dir must be free). */
-  open(options?: { maxConnections?: number }): SqlMemoryStore;
+  open(options?: StoreOpenOptions): SqlMemoryStore;
   /** Embedded data dir (pglite engine only). */
   dataDir?: string;
   /** Server URL (server-style engine only). */
@@ -36,7 +43,8 @@ export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarn
     return {
       engine,
       dataDir,
-      open: () => createMemoryStore({ dataDir }),
+      open: (options = {}) =>
+        createMemoryStore({ dataDir, search: options.search, onSearchPath: options.onSearchPath }),
       dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
@@ -48,7 +56,7 @@ export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarn
   return {
     engine,
     url,
-    open: (options = {}) => createMemoryStore({ url, maxConnections: options.maxConnections }),
+    open: (options = {}) => createMemoryStore({ url, ...options }),
     dispose: async () => {
       await server.close();
       await db.close();

@@ -6,6 +6,12 @@
 export { HNSW_INDEX, MIGRATIONS, migrate } from './migrations.js';
 export { contentHash, normalizeText } from './rows.js';
 export {
+  DEFAULT_EXACT_UP_TO,
+  DEFAULT_SEARCH_POLICY,
+  type SearchPath,
+  type SearchPolicy,
+} from './search.js';
+export {
   createPgliteClient,
   createPostgresClient,
   LOCK_FILE_NAME,

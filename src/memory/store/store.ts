@@ -4,9 +4,10 @@
  *
  * Scope rule: every statement that reads or changes a scope's rows has `scope_key = $k AND
  * scope_user|scope_team = $i` in its WHERE clause as bound parameters, applied before any ranking.
- * Search is exact: the scope's active rows are materialised first (a `MATERIALIZED` CTE, so the
- * planner cannot answer from the global HNSW index with a post-filter that returns fewer than k),
- * then ranked by cosine distance. `bench/memory-search.ts` measures this against the HNSW path.
+ * Search is exact for small scopes and walks the HNSW index for large ones (`search.ts`, with the
+ * rule and its measured recall); `bench/memory-search.ts` measures the exact path against global
+ * HNSW on many small scopes. On the embedded store the planner statistics are refreshed after
+ * writes that grew the table (`statistics.ts`: PGlite has no autovacuum).
  */
 import { SqlrecallError } from '../../core/errors.js';
 import type {
@@ -26,17 +27,17 @@ import { conversationMethods } from './conversations.js';
 import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
 import { pendingMethods, releaseRunningPending } from './pending.js';
 import { reembedAll } from './reembed.js';
-import {
-  HISTORY_COLUMNS,
-  historyFromRow,
-  isUuid,
-  MEMORY_COLUMNS,
-  memoryColumns,
-  memoryFromRow,
-  scoredFromRow,
-} from './rows.js';
+import { HISTORY_COLUMNS, historyFromRow, isUuid, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
 import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
+import {
+  DEFAULT_SEARCH_POLICY,
+  PathCache,
+  type SearchPath,
+  type SearchPolicy,
+  searchScope,
+} from './search.js';
 import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
+import { analyzeIfStale } from './statistics.js';
 import { fillTermWords } from './term-words.js';
 import { deleteScope, exportScope, importScope } from './transfer.js';
 import type { EmbeddingInfo, SqlMemoryStore } from './types.js';
@@ -55,6 +56,14 @@ export interface MemoryStoreOptions {
    * wins over `url` and `dataDir`. `close()` closes it.
    */
   client?: SqlClient;
+  /**
+   * When `search` may walk the HNSW index instead of scanning the scope exactly (see
+   * `search.ts`); default {@link DEFAULT_SEARCH_POLICY}. Tests force the approximate path with
+   * `{ exactUpTo: 0, minShare: 0 }`.
+   */
+  search?: Partial<SearchPolicy>;
+  /** Told which path each `search` took (benchmarks and tests). */
+  onSearchPath?: (path: SearchPath) => void;
 }
 
 /** Largest `topK` of a search. */
@@ -92,6 +101,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
   } else {
     client = createPgliteClient(options.dataDir);
   }
+  const searchPolicy: SearchPolicy = { ...DEFAULT_SEARCH_POLICY, ...options.search };
+  const searchPaths = new PathCache();
   let migrated: Promise<void> | undefined;
   let embedding: EmbeddingInfo | undefined;
 
@@ -99,6 +110,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
     migrated ??= (async () => {
       await migrate(client);
       await fillTermWords(client);
+      if (client.engine === 'pglite') await analyzeIfStale(client);
       // Only the process that owns the embedded store (opened its data directory) may take
       // `running` rows for dead: with a shared store, another live process may be running them.
       if (client.engine === 'pglite' && (await client.ownsStore?.()) !== false)
@@ -166,10 +178,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
       const ref = scopeRef(scope);
       const info = await currentEmbedding();
       if (ops.length === 0) return [];
-      return client.transaction(async (tx) => {
+      const results = await client.transaction(async (tx) => {
         await lockScope(tx, ref);
         return applyOps({ tx, ref, model: info.model, dimensions: info.dimensions }, ops);
       });
+      if (client.engine === 'pglite') await analyzeIfStale(client);
+      return results;
     }),
 
     search: guarded(async (scope: MemoryScope, search: MemorySearchOptions): Promise<ScoredMemory[]> => {
@@ -179,27 +193,23 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
         throw new SqlrecallError('usage', `topK must be a whole number from 0 to ${MAX_TOP_K}.`);
       }
       const info = await currentEmbedding();
-      const query = toVectorSql(search.embedding, { dimensions: info.dimensions, model: info.model });
+      const vector = toVectorSql(search.embedding, { dimensions: info.dimensions, model: info.model });
       if (topK === 0) return [];
-      const rows = await client.query(
-        // Only (id, seq, distance) is materialised and ranked; the full rows are read for the top k
-        // alone (issue 15: copying every column of every scoped row dominated at 10,000 memories).
-        `WITH ranked AS MATERIALIZED (
-           SELECT id, seq, embedding <=> $4::vector AS distance FROM sqlrecall_memories
-           WHERE ${scopeCondition(ref, 1, 2)} AND status = 'active'
-             AND (expires_at IS NULL OR expires_at > clock_timestamp())
-             AND ($3::text[] IS NULL OR kind = ANY($3::text[]))),
-         top AS (
-           SELECT id, seq, distance FROM ranked
-           WHERE distance <> 'NaN'::float8 AND ($5::float8 IS NULL OR 1 - distance >= $5::float8)
-           ORDER BY distance, seq
-           LIMIT $6)
-         SELECT ${memoryColumns('m')}, 1 - top.distance AS similarity
-         FROM top JOIN sqlrecall_memories m ON m.id = top.id
-         ORDER BY top.distance, top.seq`,
-        [ref.key, ref.id, kindsParam(search.kinds), query, search.minSimilarity ?? null, topK],
+      // Only (id, seq, distance) is ranked; the full rows are read for the top k alone (issue 15).
+      return searchScope(
+        client,
+        {
+          ref,
+          vector,
+          topK,
+          dimensions: info.dimensions,
+          kinds: kindsParam(search.kinds),
+          minSimilarity: search.minSimilarity ?? null,
+        },
+        searchPolicy,
+        searchPaths,
+        options.onSearchPath,
       );
-      return rows.map(scoredFromRow);
     }),
 
     list: guarded(async (scope: MemoryScope, list: MemoryListOptions = {}): Promise<Memory[]> => {
@@ -218,8 +228,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
                 OR EXISTS (SELECT 1 FROM unnest(tables) AS t(name) WHERE lower(t.name) = ANY($6::text[])))
            AND ($7::text[] IS NULL OR (status = 'active' AND cardinality(term_words) > 0
                 AND term_words <@ $7::text[]))
+           AND ($8::boolean IS NULL OR pinned = $8::boolean)
+           AND (NOT $9::boolean OR expires_at IS NULL OR expires_at > clock_timestamp())
          ORDER BY seq LIMIT $5`,
-        [ref.key, ref.id, list.statuses ?? ['active'], kindsParam(list.kinds), limit, tables, words],
+        [
+          ref.key,
+          ref.id,
+          list.statuses ?? ['active'],
+          kindsParam(list.kinds),
+          limit,
+          tables,
+          words,
+          list.pinned ?? null,
+          list.unexpired === true,
+        ],
       );
       return rows.map(memoryFromRow);
     }),
@@ -285,7 +307,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
 
     import: guarded(async (scope, doc, embed) => {
       const ref = scopeRef(scope);
-      return importScope(client, ref, doc, embed, await currentEmbedding());
+      const result = await importScope(client, ref, doc, embed, await currentEmbedding());
+      if (client.engine === 'pglite') await analyzeIfStale(client);
+      return result;
     }),
 
     deleteAll: guarded((scope, deleteOptions) => deleteScope(client, scopeRef(scope), deleteOptions)),
