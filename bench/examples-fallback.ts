@@ -4,6 +4,14 @@
  * alternative) and the other half is asked with the model off. Reported per condition:
  * coverage (answered / asked) and execution accuracy of the answered ones (defog scoring, see
  * `src/eval/score.ts`). Conditions: examples + rules (what `--no-model` does) and rules alone.
+ * The asked questions are split again for honest tuning: `dev` (positions 1, 5, 9, … of each
+ * database) to choose thresholds, `held-out` (positions 3, 7, 11, …) to report them.
+ *
+ * It also measures the few-shot relevance floor (`DEFAULT_MIN_WORD_SIMILARITY`): for each asked
+ * question, the taught example nearest by word similarity, and whether every table that example's
+ * SQL reads is among the tables of the question's own gold SQL (a proxy for "relevant": it shows
+ * tables the answer needs). Printed per floor: how many questions get an example, how many of
+ * those are relevant.
  * Databases are loaded into in-memory PGlite; no model, nothing external.
  *
  *   npx tsx bench/examples-fallback.ts            # all eleven databases, all three question files
@@ -12,6 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
+import { exampleTables, wordSimilarity } from '../src/agent/example-similarity.js';
 import { answerWithoutModel, type ExampleSource } from '../src/agent/fallback.js';
 import type { Memory } from '../src/core/memory.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
@@ -43,7 +52,16 @@ interface Tally {
   correct: number;
 }
 const blank = (): Tally => ({ asked: 0, answered: 0, correct: 0 });
-const conditions = { 'examples + rules': blank(), 'rules alone': blank() };
+type Half = 'dev' | 'held-out';
+const conditions: Record<string, Tally> = {
+  'examples + rules, dev': blank(),
+  'examples + rules, held-out': blank(),
+  'rules alone, dev': blank(),
+  'rules alone, held-out': blank(),
+};
+const paths: Record<string, number> = {};
+/** Per asked question: nearest example's word similarity and whether it is relevant (tables ⊆ gold's). */
+const nearest: { half: Half; similarity: number; relevant: boolean }[] = [];
 const perDb: Record<string, Record<string, Tally>> = {};
 
 const questions: DefogQuestion[] = [];
@@ -58,10 +76,10 @@ for (const name of dbs) {
   const db = createPgliteConnector({ pglite });
   const schema = await db.introspect();
   const examples: Memory[] = [];
-  const asked: DefogQuestion[] = [];
+  const asked: { q: DefogQuestion; half: Half }[] = [];
   mine.forEach((q, i) => {
     if (i % 2 === 1) {
-      asked.push(q);
+      asked.push({ q, half: i % 4 === 1 ? 'dev' : 'held-out' });
       return;
     }
     const sql = splitGoldQueries(q.query).flatMap((g) => expandGoldQuery(g, 'first'))[0];
@@ -85,15 +103,31 @@ for (const name of dbs) {
     });
   });
   const source: ExampleSource = { list: async () => examples };
+  for (const { q, half } of asked) {
+    const gold = splitGoldQueries(q.query).flatMap((g) => expandGoldQuery(g, 'first'))[0];
+    const goldTables = gold ? await exampleTables(gold, schema) : null;
+    let best: { similarity: number; sql: string } | null = null;
+    for (const e of examples) {
+      const similarity = wordSimilarity(q.question, e.text);
+      if (!best || similarity > best.similarity) best = { similarity, sql: e.sql! };
+    }
+    if (!best || !goldTables) continue;
+    const tables = await exampleTables(best.sql, schema);
+    nearest.push({
+      half,
+      similarity: best.similarity,
+      relevant: tables !== null && tables.length > 0 && tables.every((t) => goldTables.includes(t)),
+    });
+  }
   const runGold = (sql: string) => db.execute(sql, { maxRows: 100_000, timeoutMs: 30_000 });
   perDb[name] = { 'examples + rules': blank(), 'rules alone': blank() };
   for (const [condition, useExamples] of [
     ['examples + rules', true],
     ['rules alone', false],
   ] as const) {
-    const tally = conditions[condition];
     const local = perDb[name]![condition]!;
-    for (const q of asked) {
+    for (const { q, half } of asked) {
+      const tally = conditions[`${condition}, ${half}`]!;
       tally.asked++;
       local.asked++;
       let found: Awaited<ReturnType<typeof answerWithoutModel>> = null;
@@ -116,6 +150,7 @@ for (const name of dbs) {
         continue;
       }
       if (!found) continue;
+      paths[`${condition}: ${found.path}`] = (paths[`${condition}: ${found.path}`] ?? 0) + 1;
       tally.answered++;
       local.answered++;
       const score = await scoreAgainstGold(q.query, found.result, runGold);
@@ -143,6 +178,24 @@ for (const [name, t] of Object.entries(conditions)) {
   console.log(
     `| ${name} | ${t.asked} | ${t.answered} | ${pct(t.answered, t.asked)} | ${t.correct} | ${pct(t.correct, t.answered)} |`,
   );
+}
+console.log('');
+console.log(`Answers by path: ${JSON.stringify(paths)}`);
+console.log('');
+console.log(
+  'Nearest taught example by word similarity (few-shot floor): questions with an example at or above',
+);
+console.log('the floor, and how many of those examples read only tables of the gold SQL (relevant).');
+console.log('');
+console.log('| floor | dev: with example | dev: relevant | held-out: with example | held-out: relevant |');
+console.log('|---:|---:|---:|---:|---:|');
+for (const floor of [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
+  const cell = (half: Half) => {
+    const above = nearest.filter((n) => n.half === half && n.similarity >= floor);
+    const relevant = above.filter((n) => n.relevant).length;
+    return `${above.length} | ${relevant} (${pct(relevant, above.length)})`;
+  };
+  console.log(`| ${floor.toFixed(1)} | ${cell('dev')} | ${cell('held-out')} |`);
 }
 console.log('');
 console.log('| database | asked | answered (ex+rules) | correct | answered (rules) | correct |');

@@ -8,8 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Assistant } from '../src/agent/assistant.js';
 import { alignQuestion, exampleSlots, substituteSlots } from '../src/agent/example-reuse.js';
+import { wordSimilarity } from '../src/agent/example-similarity.js';
 import type { ExampleSource } from '../src/agent/fallback.js';
 import { ruleSql } from '../src/agent/fallback-rules.js';
+import { SQL_PROMPT_MARKER, USER_EXAMPLE_LABEL } from '../src/agent/prompts.js';
 import { isSqlrecallError } from '../src/core/errors.js';
 import type { Memory, MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
@@ -131,6 +133,23 @@ describe('example reuse (pure parts)', () => {
     expect(alignQuestion('customers from India', slots, 'customers from')).toBeNull();
     // a question that is little more than the value is never matched
     expect(alignQuestion('India', slots, 'France')).toBeNull();
+    // articles and "please" are ignored on both sides; other words are not
+    expect(alignQuestion('list the customers from India', slots, 'please list customers from Peru')).toEqual([
+      ['peru'],
+    ]);
+    expect(alignQuestion('list customers from India', slots, 'list all customers from Peru')).toBeNull();
+    expect(alignQuestion('list customers from India', slots, 'list customers not from Peru')).toBeNull();
+    // a value holding an article keeps every word
+    const nl = [{ value: 'The Netherlands', kind: 'string' as const }];
+    expect(alignQuestion('customers from The Netherlands', nl, 'customers from the netherlands')).toEqual([
+      ['the', 'netherlands'],
+    ]);
+  });
+
+  it('word similarity is the Dice coefficient of stemmed content words', () => {
+    expect(wordSimilarity('which customers are from India?', 'customers from China')).toBe(0.5);
+    expect(wordSimilarity('orders per country', 'how many orders per country')).toBe(1);
+    expect(wordSimilarity('the', 'products')).toBe(0);
   });
 
   it('rules resolve table and column names only when certain', () => {
@@ -306,5 +325,110 @@ describe.each(ENGINES)('answers without the model (%s)', (engine) => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe.each(ENGINES)('few-shot: confirmed examples in the SQL prompt (%s)', (engine) => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase(engine, 'i19_fewshot');
+    await db.exec(SETUP);
+  });
+  afterAll(async () => {
+    await db?.dispose();
+  });
+
+  /** The SQL prompt (system + user text) of every SQL request the scripted server received. */
+  function sqlPrompts(server: Awaited<ReturnType<typeof startScriptedOllama>>): string[] {
+    return server
+      .chatRequests()
+      .filter((r) => r.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
+      .map((r) => r.messages.map((m) => m.content).join('\n'));
+  }
+
+  async function ask(examples: ExampleSource, user: string, message: string, team?: string) {
+    const server = await startScriptedOllama({
+      chat: () => "```sql\nSELECT name FROM customers WHERE country = 'China'\n```",
+    });
+    try {
+      const a = new Assistant({
+        chat: createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+        db: db.connector,
+        loadSchema: () => db.connector.introspect(),
+        examples,
+      });
+      const { outcome } = await drain(a.ask({ user, message, ...(team ? { team } : {}) }));
+      return { outcome, prompts: sqlPrompts(server) };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('a relevant example of the user appears, marked as the user’s confirmed example', async () => {
+    const { outcome, prompts } = await ask(source(), 'alice', 'which customers are from China?');
+    expect(outcome.path ?? 'model').toBe('model');
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).toContain('<examples>');
+    expect(prompts[0]).toContain(`Example [11111111], ${USER_EXAMPLE_LABEL}:`);
+    expect(prompts[0]).toContain("SELECT name FROM customers WHERE country = 'India' ORDER BY name");
+    // the sales example shares no content word with the question: not shown
+    expect(prompts[0]).not.toContain('total sales in Europe');
+  });
+
+  it('an irrelevant example does not appear (no block at all)', async () => {
+    const { prompts } = await ask(source(), 'alice', 'how many products cost more than 20?');
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).not.toContain('<examples>');
+    expect(prompts[0]).not.toContain('customers are from India');
+  });
+
+  it('a similar example on tables the linker did not choose does not appear', async () => {
+    const examples: ExampleSource = {
+      list: async () => [
+        example(
+          'erin',
+          '44444444-0000-4000-8000-000000000001',
+          'which customers are from China?',
+          "SELECT region FROM sales WHERE region = 'Asia'",
+        ),
+      ],
+    };
+    const server = await startScriptedOllama({ chat: () => '```sql\nSELECT 1\n```' });
+    try {
+      const a = new Assistant({
+        chat: createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+        db: db.connector,
+        loadSchema: () => db.connector.introspect(),
+        // a planner that links only the customers table for this question
+        planContext: async () => ({
+          schemaText: 'customers(id, name, country)',
+          tables: ['public.customers'],
+        }),
+        examples,
+      });
+      await drain(a.ask({ user: 'erin', message: 'which customers are from China?' }));
+      expect(sqlPrompts(server)[0]).not.toContain('<examples>');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("another user's example for the exact same question never appears", async () => {
+    // bob saved an example for exactly this question; alice has one of her own on another subject
+    const scopes: MemoryScope[] = [];
+    const hostile: ExampleSource = {
+      list: async (scope) => {
+        scopes.push(scope);
+        return EXAMPLES.filter((m) => m.scope.user === scope.user);
+      },
+    };
+    const { prompts } = await ask(hostile, 'alice', 'names of customers living in India', 'shop');
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).not.toContain('22222222');
+    expect(prompts[0]).not.toContain("SELECT name FROM customers WHERE country = 'India'\n");
+    expect(scopes).toEqual([{ user: 'alice' }, { team: 'shop' }]);
+    // bob himself gets it
+    const own = await ask(source(), 'bob', 'names of customers living in India');
+    expect(own.prompts[0]).toContain(`Example [22222222], ${USER_EXAMPLE_LABEL}:`);
   });
 });

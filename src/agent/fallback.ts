@@ -15,18 +15,19 @@ import {
   matchExamples,
   substituteSlots,
 } from './example-reuse.js';
+import {
+  coveredByLinkedTables,
+  type ExampleSource,
+  type SimilarExample,
+  wordSimilarity,
+} from './example-similarity.js';
 import { type RuleAnswer, ruleSql } from './fallback-rules.js';
 import { runCheckedSql } from './run-sql.js';
 
+export type { ExampleSource } from './example-similarity.js';
+
 /** Which path produced an answer: the model, a saved example, or a rule. */
 export type AnswerPath = 'model' | 'example' | 'rules';
-
-/** Where saved examples come from (the memory store's `list`); only the scopes given are read. */
-export interface ExampleSource {
-  list(scope: MemoryScope, options: { kinds: ['example']; statuses: ['active'] }): Promise<Memory[]>;
-  /** Whether memory is on for the scope (off: its examples are not used); absent = on. */
-  isEnabled?(scope: MemoryScope): Promise<boolean>;
-}
 
 /** Inputs of {@link answerWithoutModel}. */
 export interface FallbackInput {
@@ -42,6 +43,11 @@ export interface FallbackInput {
   timeoutMs: number;
   signal?: AbortSignal;
   reuse?: ExampleReuseOptions;
+  /**
+   * The tables (`schema.name`) the schema linker chose for the question: an example is reused only
+   * when every table its SQL reads is among them. Absent: every table of `schema`.
+   */
+  linkedTables?: readonly string[];
   /** Use saved examples (default true) and rules (default true). */
   useExamples?: boolean;
   useRules?: boolean;
@@ -92,7 +98,12 @@ export function modelNeededError(reason: string, cause?: unknown): SqlrecallErro
   );
 }
 
-/** The user's active examples, then the team's (never another user's). */
+/**
+ * The user's active examples, then the team's (never another user's), each scope ranked by word
+ * similarity to the question (most recent first on ties), keeping only those whose SQL reads tables
+ * the schema linker chose. Every example of the scope is a candidate: the close-match test is the
+ * word-for-word alignment in `matchExamples`, which a similarity floor could only narrow.
+ */
 async function loadExamples(input: FallbackInput): Promise<Memory[]> {
   if (!input.examples) return [];
   const query = { kinds: ['example'] as ['example'], statuses: ['active'] as ['active'] };
@@ -102,8 +113,22 @@ async function loadExamples(input: FallbackInput): Promise<Memory[]> {
   const own = await read({ user: input.user });
   if (own.length === 0 && source.isEnabled && !(await source.isEnabled({ user: input.user }))) return [];
   const team = input.team !== undefined ? await read({ team: input.team }) : [];
-  const byRecent = (a: Memory, b: Memory) => b.updatedAt.localeCompare(a.updatedAt);
-  return [...own.sort(byRecent), ...team.sort(byRecent)];
+  const rank = (memories: Memory[], owner: SimilarExample['owner']): SimilarExample[] =>
+    memories
+      .map((memory) => ({
+        memory,
+        similarity: wordSimilarity(input.question, memory.text),
+        measure: 'words' as const,
+        owner,
+      }))
+      .sort((a, b) => b.similarity - a.similarity || b.memory.updatedAt.localeCompare(a.memory.updatedAt));
+  const linked = input.linkedTables ?? input.schema.tables.map((t) => `${t.schema}.${t.name}`);
+  const kept = await coveredByLinkedTables(
+    [...rank(own, 'user'), ...rank(team, 'team')],
+    linked,
+    input.schema,
+  );
+  return kept.map((c) => c.memory);
 }
 
 /**

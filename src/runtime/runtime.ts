@@ -147,6 +147,13 @@ export class Runtime {
       sqlMaxTokens: this.config.maxSqlTokens,
       // Saved examples answer without the model when it is down or `--no-model` (issue 19).
       examples: memory?.store,
+      // Few-shot (issue 19): the user's similar examples go into the SQL prompt.
+      ...(memory?.canEmbed ? { exampleEmbedder: memory.embedder } : {}),
+      exampleMatch: {
+        minEmbeddingSimilarity: this.config.exampleMinSimilarity,
+        minWordSimilarity: this.config.exampleMinWordSimilarity,
+      },
+      fewShotMax: this.config.fewShotMax,
     });
     if (memory) {
       const { schema } = await assistant.schema();
