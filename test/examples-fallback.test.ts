@@ -16,6 +16,7 @@ import { isSqlrecallError } from '../src/core/errors.js';
 import type { Memory, MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
 import type { AskOutcome, Step } from '../src/core/steps.js';
+import { withFirstTokenTimeout } from '../src/models/first-token-timeout.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { startScriptedOllama } from '../src/models/scripted/server.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
@@ -430,5 +431,77 @@ describe.each(ENGINES)('few-shot: confirmed examples in the SQL prompt (%s)', (e
     // bob himself gets it
     const own = await ask(source(), 'bob', 'names of customers living in India');
     expect(own.prompts[0]).toContain(`Example [22222222], ${USER_EXAMPLE_LABEL}:`);
+  });
+});
+
+describe('fallback on a model timeout (first-token deadline)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('pglite', 'i19_timeout');
+    await db.exec(SETUP);
+  });
+  afterAll(async () => {
+    await db?.dispose();
+  });
+
+  async function withSlowModel<T>(
+    delayMs: number,
+    timeoutMs: number,
+    run: (a: Assistant, server: Awaited<ReturnType<typeof startScriptedOllama>>) => Promise<T>,
+  ): Promise<T> {
+    const server = await startScriptedOllama({
+      chat: () => ({ text: '```sql\nSELECT count(*) AS n FROM products\n```', delayMs }),
+    });
+    try {
+      const chat = withFirstTokenTimeout(
+        createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+        timeoutMs,
+      );
+      return await run(
+        new Assistant({
+          chat,
+          db: db.connector,
+          loadSchema: () => db.connector.introspect(),
+          examples: source(),
+        }),
+        server,
+      );
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('a model that does not answer in time: the rule answers, and the steps say why', async () => {
+    await withSlowModel(5_000, 300, async (a) => {
+      const { steps, outcome } = await drain(
+        a.ask({ user: 'carol', message: 'How many customers are there?' }),
+      );
+      expect(outcome.path).toBe('rules');
+      expect(outcome.result?.rows).toEqual([['4']]);
+      expect(steps.find((s) => s.type === 'fallback')).toMatchObject({
+        why: expect.stringMatching(/model_timeout/),
+      });
+    });
+  });
+
+  it('a complex question on a timed-out model exits 5 with model_timeout', async () => {
+    await withSlowModel(5_000, 300, async (a) => {
+      const error = await drain(
+        a.ask({ user: 'carol', message: 'which product sold best to customers in India last year?' }),
+      ).catch((e) => e);
+      expect(isSqlrecallError(error, 'model_timeout')).toBe(true);
+      expect(error.exitCode).toBe(5);
+      expect(error.message).toMatch(/needs the model/);
+    });
+  });
+
+  it('a model that answers within the deadline is used', async () => {
+    await withSlowModel(50, 5_000, async (a) => {
+      const { outcome } = await drain(
+        a.ask({ user: 'carol', message: 'How many customers are there?', skipAnswer: true }),
+      );
+      expect(outcome.path ?? 'model').toBe('model');
+      expect(outcome.sql).toBe('SELECT count(*) AS n FROM products');
+    });
   });
 });

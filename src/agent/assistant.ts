@@ -132,7 +132,7 @@ function promptExample(c: SimilarExample): PromptExample {
 }
 
 /** Model errors after which the question is answered without the model, if an example or rule fits. */
-const MODEL_DOWN = new Set(['model_unreachable', 'model_missing']);
+const MODEL_DOWN = new Set(['model_unreachable', 'model_missing', 'model_timeout']);
 
 /** Answers questions about one database. */
 export class Assistant {

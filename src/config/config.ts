@@ -84,6 +84,11 @@ export interface Config {
   /** Most saved examples in the SQL prompt (few-shot); 0 turns few-shot off. Default 3. */
   fewShotMax: number;
   /**
+   * Milliseconds a chat call may wait for its first token before failing with `model_timeout`
+   * (then the question is answered from examples and rules if one fits). Default 300,000; 0: none.
+   */
+  modelTimeoutMs: number;
+  /**
    * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
    * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
    */
@@ -313,6 +318,12 @@ export const SETTINGS: Record<keyof Config, Setting> = {
     schema: int(0, 10),
     describe: 'most saved examples in the SQL prompt (0: off)',
   },
+  modelTimeoutMs: {
+    env: 'SQLRECALL_MODEL_TIMEOUT_MS',
+    flag: '--model-timeout-ms',
+    schema: int(0, 86_400_000),
+    describe: 'first-token deadline of a chat call in ms (0: none)',
+  },
   maxSqlTokens: {
     env: 'SQLRECALL_MAX_SQL_TOKENS',
     flag: '--max-sql-tokens',
@@ -379,6 +390,7 @@ function defaults(): Record<keyof Config, unknown> {
     exampleMinSimilarity: 0.6,
     exampleMinWordSimilarity: 0.4,
     fewShotMax: 3,
+    modelTimeoutMs: 300_000,
     maxSqlTokens: 1024,
     provider: 'ollama',
     baseUrl: 'http://127.0.0.1:8080/v1',

@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
+import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
 import { withFunctionPolicy } from '../sql/function-policy.js';
 import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
@@ -75,7 +76,8 @@ export class Runtime {
 
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
-    this.chatModel ??= createChatModelFor(this.config);
+    // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
+    this.chatModel ??= withFirstTokenTimeout(createChatModelFor(this.config), this.config.modelTimeoutMs);
     return this.chatModel;
   }
 
