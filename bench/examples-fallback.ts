@@ -149,7 +149,7 @@ for (const name of dbs) {
         if (args.verbose) console.log(`  [${name}] ERROR ${q.question} :: ${(error as Error).message}`);
         continue;
       }
-      if (!found) continue;
+      if (!found || found.path === 'blocked') continue;
       paths[`${condition}: ${found.path}`] = (paths[`${condition}: ${found.path}`] ?? 0) + 1;
       tally.answered++;
       local.answered++;

@@ -10,6 +10,7 @@ import { Assistant } from '../src/agent/assistant.js';
 import { alignQuestion, exampleSlots, substituteSlots } from '../src/agent/example-reuse.js';
 import { wordSimilarity } from '../src/agent/example-similarity.js';
 import type { ExampleSource } from '../src/agent/fallback.js';
+import type { PreferenceSource } from '../src/agent/fallback-preferences.js';
 import { ruleSql } from '../src/agent/fallback-rules.js';
 import { SQL_PROMPT_MARKER, USER_EXAMPLE_LABEL } from '../src/agent/prompts.js';
 import { isSqlrecallError } from '../src/core/errors.js';
@@ -503,5 +504,95 @@ describe('fallback on a model timeout (first-token deadline)', () => {
       expect(outcome.path ?? 'model').toBe('model');
       expect(outcome.sql).toBe('SELECT count(*) AS n FROM products');
     });
+  });
+});
+
+describe('standing preferences on answers without the model', () => {
+  let db: TestDatabase;
+  let closedUrl: string;
+  beforeAll(async () => {
+    db = await createTestDatabase('pglite', 'i19_preferences');
+    await db.exec(SETUP);
+    const server = await startScriptedOllama({ chat: () => 'unused' });
+    closedUrl = server.url;
+    await server.close();
+  });
+  afterAll(async () => {
+    await db?.dispose();
+  });
+
+  const INDIA: Memory = {
+    ...example('alice', '55555555-0000-4000-8000-000000000001', 'always show customers from India', ''),
+    kind: 'preference',
+    sql: "customers.country = 'India'",
+    tables: ['public.customers'],
+  };
+  function preferences(list: Memory[]): PreferenceSource {
+    return {
+      list: async (scope, options) =>
+        list.filter(
+          (m) =>
+            m.scope.user === scope.user &&
+            (!options.tablesAny ||
+              m.tables.length === 0 ||
+              m.tables.some((t) => options.tablesAny!.includes(t))),
+        ),
+    };
+  }
+  function assistant(prefs: PreferenceSource): Assistant {
+    return new Assistant({
+      chat: createOllamaChatModel({ host: closedUrl, model: 'qwen2.5-coder:7b', numCtx: 4096 }),
+      db: db.connector,
+      loadSchema: () => db.connector.introspect(),
+      examples: source(),
+      preferences: prefs,
+    });
+  }
+
+  it('refuses an example or rule answer on a table a preference filters, and names the preference', async () => {
+    for (const message of ['which customers are from china?', 'How many customers are there?']) {
+      const error = await drain(assistant(preferences([INDIA])).ask({ user: 'alice', message })).catch(
+        (e) => e,
+      );
+      expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+      expect(error.exitCode).toBe(5);
+      expect(error.message).toContain('"always show customers from India" [55555555]');
+      expect(error.details.preferences).toEqual([{ id: INDIA.id, text: INDIA.text }]);
+      expect(error.details.hint).toMatch(/ollama serve/);
+    }
+  });
+
+  it('answers when the preference is already applied by the SQL, or covers other tables', async () => {
+    const a = assistant(preferences([INDIA]));
+    const india = await drain(a.ask({ user: 'alice', message: 'which customers are from India?' }));
+    expect(india.outcome.path).toBe('example');
+    expect(india.outcome.result?.rows).toEqual([['Asha'], ['Dev']]);
+    const sales = await drain(a.ask({ user: 'alice', message: 'Total sales in Asia in 2024' }));
+    expect(sales.outcome.path).toBe('example');
+    // another user's preference does not apply to carol
+    const count = await drain(a.ask({ user: 'carol', message: 'How many customers are there?' }));
+    expect(count.outcome.result?.rows).toEqual([['4']]);
+  });
+
+  it('a preference without SQL that names no table applies to every answer; --without skips it', async () => {
+    const loose: Memory = {
+      ...INDIA,
+      id: '55555555-0000-4000-8000-000000000002',
+      text: 'only count active records',
+      sql: null,
+      tables: [],
+    };
+    const a = assistant(preferences([loose]));
+    const error = await drain(a.ask({ user: 'alice', message: 'top 5 products by price' })).catch((e) => e);
+    expect(isSqlrecallError(error, 'model_unreachable')).toBe(true);
+    expect(error.message).toContain('only count active records');
+    const skipped = await drain(
+      a.ask({
+        user: 'alice',
+        message: 'top 5 products by price',
+        without: ['55555555-0000-4000-8000-000000000002'],
+      }),
+    );
+    expect(skipped.outcome.path).toBe('rules');
   });
 });

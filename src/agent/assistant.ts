@@ -26,6 +26,7 @@ import {
   type SimilarExample,
 } from './example-similarity.js';
 import { answerWithoutModel, type ExampleSource, modelNeededError } from './fallback.js';
+import type { PreferenceSource } from './fallback-preferences.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
@@ -85,6 +86,11 @@ export interface AssistantOptions {
   examples?: ExampleSource;
   /** Thresholds of example reuse (see `example-reuse.ts`). */
   reuse?: ExampleReuseOptions;
+  /**
+   * Standing preferences (usually the memory store): an example or rule answer that does not
+   * already apply one that covers its tables is refused (see `fallback-preferences.ts`).
+   */
+  preferences?: PreferenceSource;
   /**
    * Embeds the question to find similar examples with the memory store's `search` (few-shot);
    * without it, or when it fails, examples are found by word similarity.
@@ -256,8 +262,11 @@ export class Assistant {
       timeoutMs: this.options.statementTimeoutMs ?? 30_000,
       signal: input.signal,
       reuse: this.options.reuse,
+      ...(this.options.preferences ? { preferences: this.options.preferences } : {}),
+      ...(input.without ? { without: input.without } : {}),
     });
     if (!found) throw modelNeededError(why, modelError);
+    if (found.path === 'blocked') throw modelNeededError(why, modelError, found);
     yield {
       type: 'fallback',
       path: found.path,

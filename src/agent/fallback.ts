@@ -21,6 +21,7 @@ import {
   type SimilarExample,
   wordSimilarity,
 } from './example-similarity.js';
+import { type PreferenceSource, unmetPreferences } from './fallback-preferences.js';
 import { type RuleAnswer, ruleSql } from './fallback-rules.js';
 import { runCheckedSql } from './run-sql.js';
 
@@ -48,6 +49,10 @@ export interface FallbackInput {
    * when every table its SQL reads is among them. Absent: every table of `schema`.
    */
   linkedTables?: readonly string[];
+  /** Standing preferences (the memory store); an answer that does not apply one is refused. */
+  preferences?: PreferenceSource;
+  /** Memory ids (or prefixes) not to apply to this message (`--without`). */
+  without?: readonly string[];
   /** Use saved examples (default true) and rules (default true). */
   useExamples?: boolean;
   useRules?: boolean;
@@ -64,6 +69,21 @@ export interface FallbackAnswer {
   explanation: string;
 }
 
+/**
+ * No answer without the model because standing preferences apply to the tables the example or
+ * rule reads and its SQL does not already apply them (see `fallback-preferences.ts`).
+ */
+export interface FallbackBlocked {
+  path: 'blocked';
+  preferences: { id: string; text: string }[];
+}
+
+/** The sentence saying which preferences stopped an answer without the model. */
+export function blockedText(blocked: FallbackBlocked): string {
+  const list = blocked.preferences.map((p) => `"${p.text}" [${p.id.slice(0, 8)}]`).join(', ');
+  return `your standing preference${blocked.preferences.length > 1 ? 's' : ''} ${list} appl${blocked.preferences.length > 1 ? 'y' : 'ies'} to this question, and an answer without the model cannot apply ${blocked.preferences.length > 1 ? 'them' : 'it'}`;
+}
+
 /** The hint shown when the model is needed (exit 5). */
 export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the address of your Ollama server)';
 
@@ -72,29 +92,36 @@ export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the addres
  * own error (code, message, details) extended by that sentence, or, for `--no-model`, code
  * `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
  */
-export function modelNeededError(reason: string, cause?: unknown): SqlrecallError {
+export function modelNeededError(reason: string, cause?: unknown, blocked?: FallbackBlocked): SqlrecallError {
+  const why = blocked
+    ? `: ${blockedText(blocked)}.`
+    : ': no saved example or simple rule answers it with certainty.';
   if (cause instanceof SqlrecallError) {
     // Keep the model error's own words (which server, why) and say that nothing else could answer.
-    return new SqlrecallError(
-      cause.code,
-      `${cause.message} This question needs the model: no saved example or simple rule answers it with certainty.`,
-      {
-        cause,
-        details: {
-          ...cause.details,
-          // Always say how to start the model, whichever model call failed first.
-          hint:
-            typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
-              ? cause.details.hint
-              : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
-        },
+    return new SqlrecallError(cause.code, `${cause.message} This question needs the model${why}`, {
+      cause,
+      details: {
+        ...cause.details,
+        ...(blocked ? { preferences: blocked.preferences } : {}),
+        // Always say how to start the model, whichever model call failed first.
+        hint:
+          typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
+            ? cause.details.hint
+            : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
       },
-    );
+    });
   }
   return new SqlrecallError(
     'model_unreachable',
-    `This question needs the model (${reason}): no saved example or simple rule answers it with certainty. Start Ollama with \`ollama serve\`.`,
-    { cause, details: { hint: MODEL_NEEDED_HINT, retryable: true } },
+    `This question needs the model (${reason})${why} Start Ollama with \`ollama serve\`.`,
+    {
+      cause,
+      details: {
+        hint: MODEL_NEEDED_HINT,
+        retryable: true,
+        ...(blocked ? { preferences: blocked.preferences } : {}),
+      },
+    },
   );
 }
 
@@ -135,7 +162,22 @@ async function loadExamples(input: FallbackInput): Promise<Memory[]> {
  * Tries saved examples, then rules. Returns null when neither fits with certainty.
  * @throws SqlrecallError `guard_refused`, `db_*` from running the chosen SQL
  */
-export async function answerWithoutModel(input: FallbackInput): Promise<FallbackAnswer | null> {
+export async function answerWithoutModel(
+  input: FallbackInput,
+): Promise<FallbackAnswer | FallbackBlocked | null> {
+  const blockedBy = async (sql: string): Promise<FallbackBlocked | null> => {
+    const unmet = await unmetPreferences({
+      sql,
+      schema: input.schema,
+      user: input.user,
+      ...(input.team !== undefined ? { team: input.team } : {}),
+      ...(input.preferences ? { source: input.preferences } : {}),
+      ...(input.without ? { without: input.without } : {}),
+    });
+    return unmet.length === 0
+      ? null
+      : { path: 'blocked', preferences: unmet.map((m) => ({ id: m.id, text: m.text })) };
+  };
   const run = (sql: string) =>
     runCheckedSql({
       db: input.db,
@@ -177,6 +219,8 @@ export async function answerWithoutModel(input: FallbackInput): Promise<Fallback
       } catch {
         continue;
       }
+      const blocked = await blockedBy(sql);
+      if (blocked) return blocked;
       const { sql: checked, result } = await run(sql);
       const replaced = changes
         .filter((c) => c.newValue !== c.slot.value)
@@ -193,6 +237,8 @@ export async function answerWithoutModel(input: FallbackInput): Promise<Fallback
   if (input.useRules !== false) {
     const rule: RuleAnswer | null = ruleSql(input.question, input.schema);
     if (rule) {
+      const blocked = await blockedBy(rule.sql);
+      if (blocked) return blocked;
       const { sql, result } = await run(rule.sql);
       return {
         path: 'rules',

@@ -149,6 +149,8 @@ export class Runtime {
       sqlMaxTokens: this.config.maxSqlTokens,
       // Saved examples answer without the model when it is down or `--no-model` (issue 19).
       examples: memory?.store,
+      // Answers without the model never skip a standing preference (issue 19).
+      ...(memory ? { preferences: memory.store } : {}),
       // Few-shot (issue 19): the user's similar examples go into the SQL prompt.
       ...(memory?.canEmbed ? { exampleEmbedder: memory.embedder } : {}),
       exampleMatch: {
