@@ -23,9 +23,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { exampleTables, wordSimilarity } from '../src/agent/example-similarity.js';
 import { answerWithoutModel, type ExampleSource } from '../src/agent/fallback.js';
 import type { Memory } from '../src/core/memory.js';
+import type { Table } from '../src/core/schema.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
 import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } from '../src/eval/gold.js';
 import { scoreAgainstGold } from '../src/eval/score.js';
+import type { ValueHint } from '../src/linking/documents.js';
+import { createValueSampler } from '../src/linking/value-hints.js';
 import { DEFOG_DATABASES, defogDump } from '../test/support/defog.js';
 import { benchmarkPath } from '../test/support/shared-data.js';
 
@@ -103,6 +106,13 @@ for (const name of dbs) {
     });
   });
   const source: ExampleSource = { list: async () => examples };
+  const sampler = createValueSampler(db);
+  const hintCache = new Map<string, Promise<ValueHint[]>>();
+  const valueHints = (table: Table) => {
+    const key = `${table.schema}.${table.name}`;
+    if (!hintCache.has(key)) hintCache.set(key, sampler(table));
+    return hintCache.get(key)!;
+  };
   for (const { q, half } of asked) {
     const gold = splitGoldQueries(q.query).flatMap((g) => expandGoldQuery(g, 'first'))[0];
     const goldTables = gold ? await exampleTables(gold, schema) : null;
@@ -141,6 +151,7 @@ for (const name of dbs) {
           maxRows: 100_000,
           timeoutMs: 30_000,
           useExamples,
+          valueHints,
         });
       } catch (error) {
         // A chosen SQL that fails to run is an answered, wrong question (never hidden).

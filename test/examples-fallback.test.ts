@@ -11,7 +11,7 @@ import { alignQuestion, exampleSlots, substituteSlots } from '../src/agent/examp
 import { wordSimilarity } from '../src/agent/example-similarity.js';
 import type { ExampleSource } from '../src/agent/fallback.js';
 import type { PreferenceSource } from '../src/agent/fallback-preferences.js';
-import { ruleSql } from '../src/agent/fallback-rules.js';
+import { ruleSql, ruleSqlWithFilter } from '../src/agent/fallback-rules.js';
 import { SQL_PROMPT_MARKER, USER_EXAMPLE_LABEL } from '../src/agent/prompts.js';
 import { isSqlrecallError } from '../src/core/errors.js';
 import type { Memory, MemoryScope } from '../src/core/memory.js';
@@ -146,6 +146,85 @@ describe('example reuse (pure parts)', () => {
     expect(alignQuestion('customers from The Netherlands', nl, 'customers from the netherlands')).toEqual([
       ['the', 'netherlands'],
     ]);
+  });
+
+  it('rules: the one foreign-key join, only when one key and one reading fit', () => {
+    const col = (name: string, type = 'text') => ({ name, type, domainBaseType: null });
+    const shop = {
+      tables: [
+        {
+          schema: 'public',
+          name: 'customers',
+          kind: 'table',
+          primaryKey: ['id'],
+          columns: [col('id', 'integer'), col('country')],
+          foreignKeys: [],
+        },
+        {
+          schema: 'public',
+          name: 'orders',
+          kind: 'table',
+          primaryKey: ['id'],
+          columns: [col('id', 'integer'), col('customer_id', 'integer'), col('status')],
+          foreignKeys: [
+            {
+              name: 'orders_customer_fk',
+              columns: ['customer_id'],
+              references: { schema: 'public', table: 'customers', columns: ['id'] },
+            },
+          ],
+        },
+      ],
+    } as unknown as Schema;
+    expect(ruleSql('count of orders per customer country', shop)?.sql).toBe(
+      'SELECT p.country, count(*) AS count FROM public.orders t JOIN public.customers p ON t.customer_id = p.id GROUP BY p.country ORDER BY count DESC, p.country',
+    );
+    expect(ruleSql('how many orders per customer city', shop)).toBeNull(); // no such column
+    expect(ruleSql('how many customers per order status', shop)).toBeNull(); // no key that way
+    const twoKeys = {
+      tables: [
+        shop.tables[0]!,
+        {
+          ...shop.tables[1]!,
+          foreignKeys: [
+            ...shop.tables[1]!.foreignKeys,
+            {
+              name: 'orders_billing_fk',
+              columns: ['billing_id'],
+              references: { schema: 'public', table: 'customers', columns: ['id'] },
+            },
+          ],
+        },
+      ],
+    } as unknown as Schema;
+    expect(ruleSql('count of orders per customer country', twoKeys)).toBeNull(); // which customer?
+  });
+
+  it('rules: a trailing filter only on a value exactly one column confirms', async () => {
+    const col = (name: string) => ({ name, type: 'text', domainBaseType: null });
+    const table = {
+      schema: 'public',
+      name: 'customers',
+      kind: 'table',
+      primaryKey: ['id'],
+      columns: [col('name'), col('country'), col('city')],
+      foreignKeys: [],
+    };
+    const schema = { tables: [table] } as unknown as Schema;
+    const hints = async () => [
+      { column: 'country', values: ['India', 'Peru', 'Georgia'], source: 'sample' as const, sampledRows: 9 },
+      { column: 'city', values: ['Georgia', 'Lima'], source: 'sample' as const, sampledRows: 9 },
+    ];
+    expect((await ruleSqlWithFilter('how many customers are there in india?', schema, hints))?.sql).toBe(
+      "SELECT count(*) AS count FROM public.customers WHERE country = 'India'",
+    );
+    expect((await ruleSqlWithFilter('list customers from Lima', schema, hints))?.sql).toBe(
+      "SELECT * FROM public.customers WHERE city = 'Lima'",
+    );
+    // in two columns: ambiguous; in none: unknown; a relative date is no value
+    expect(await ruleSqlWithFilter('how many customers from Georgia', schema, hints)).toBeNull();
+    expect(await ruleSqlWithFilter('how many customers from Narnia', schema, hints)).toBeNull();
+    expect(await ruleSqlWithFilter('how many customers from last month', schema, hints)).toBeNull();
   });
 
   it('word similarity is the Dice coefficient of stemmed content words', () => {
@@ -296,6 +375,13 @@ describe.each(ENGINES)('answers without the model (%s)', (engine) => {
     const top = await drain(assistant().ask({ user: 'carol', message: 'top 5 products by price' }));
     expect(top.outcome.path).toBe('rules');
     expect(top.outcome.result?.rows.map((r) => r[1])).toEqual(['d', 'b', 'f', 'c', 'g']);
+  });
+
+  it('a rule with a filter the sampled values confirm returns the right rows', async () => {
+    const { outcome } = await drain(assistant().ask({ user: 'carol', message: 'list customers from india' }));
+    expect(outcome.path).toBe('rules');
+    expect(outcome.sql).toBe("SELECT * FROM public.customers WHERE country = 'India'");
+    expect(outcome.result?.rows.map((r) => r[1])).toEqual(['Asha', 'Dev']);
   });
 
   it('a complex question fails with the model-needed hint (exit 5)', async () => {

@@ -264,6 +264,7 @@ export class Assistant {
       reuse: this.options.reuse,
       ...(this.options.preferences ? { preferences: this.options.preferences } : {}),
       ...(input.without ? { without: input.without } : {}),
+      valueHints: this.valueHints,
     });
     if (!found) throw modelNeededError(why, modelError);
     if (found.path === 'blocked') throw modelNeededError(why, modelError, found);

@@ -8,7 +8,8 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { Memory, MemoryScope } from '../core/memory.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
-import type { Schema } from '../core/schema.js';
+import type { Schema, Table } from '../core/schema.js';
+import type { ValueHint } from '../linking/documents.js';
 import {
   confirmValueSql,
   type ExampleReuseOptions,
@@ -22,7 +23,7 @@ import {
   wordSimilarity,
 } from './example-similarity.js';
 import { type PreferenceSource, unmetPreferences } from './fallback-preferences.js';
-import { type RuleAnswer, ruleSql } from './fallback-rules.js';
+import { type RuleAnswer, ruleSql, ruleSqlWithFilter } from './fallback-rules.js';
 import { runCheckedSql } from './run-sql.js';
 
 export type { ExampleSource } from './example-similarity.js';
@@ -53,6 +54,8 @@ export interface FallbackInput {
   preferences?: PreferenceSource;
   /** Memory ids (or prefixes) not to apply to this message (`--without`). */
   without?: readonly string[];
+  /** Value hints per table (enum labels, sampled values): the rules' filters are confirmed by them. */
+  valueHints?: (table: Table) => Promise<ValueHint[]>;
   /** Use saved examples (default true) and rules (default true). */
   useExamples?: boolean;
   useRules?: boolean;
@@ -235,7 +238,9 @@ export async function answerWithoutModel(
     }
   }
   if (input.useRules !== false) {
-    const rule: RuleAnswer | null = ruleSql(input.question, input.schema);
+    const rule: RuleAnswer | null = input.valueHints
+      ? await ruleSqlWithFilter(input.question, input.schema, input.valueHints)
+      : ruleSql(input.question, input.schema);
     if (rule) {
       const blocked = await blockedBy(rule.sql);
       if (blocked) return blocked;
