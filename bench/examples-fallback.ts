@@ -61,6 +61,7 @@ const conditions: Record<string, Tally> = {
   'examples + rules, held-out': blank(),
   'rules alone, dev': blank(),
   'rules alone, held-out': blank(),
+  'examples, taught questions asked again': blank(),
 };
 const paths: Record<string, number> = {};
 /** Per asked question: nearest example's word similarity and whether it is relevant (tables ⊆ gold's). */
@@ -174,6 +175,33 @@ for (const name of dbs) {
           `  [${name}] ${score.correct ? 'ok   ' : 'WRONG'} ${found.path} ${q.question} :: ${found.sql}${score.correct ? '' : ` (${score.why})`}`,
         );
     }
+  }
+  // Sanity bound of reuse: the taught questions asked again word for word (each must reuse its own
+  // example, or another that gives the same rows); shows the reuse machinery on real schemas.
+  for (const example of examples) {
+    const q = mine.find((m) => m.question === example.text)!;
+    const tally = conditions['examples, taught questions asked again']!;
+    tally.asked++;
+    const found = await answerWithoutModel({
+      question: q.question,
+      user: 'bench',
+      schema,
+      db,
+      examples: source,
+      maxRows: 100_000,
+      timeoutMs: 30_000,
+      useRules: false,
+    }).catch(() => 'error' as const);
+    if (found === null || (found !== 'error' && found.path === 'blocked')) {
+      if (args.verbose) console.log(`  [${name}] NOT REUSED ${q.question}`);
+      continue;
+    }
+    tally.answered++;
+    if (found === 'error') continue;
+    const score = await scoreAgainstGold(q.query, found.result, runGold);
+    if (score.correct) tally.correct++;
+    else if (args.verbose)
+      console.log(`  [${name}] WRONG reuse ${q.question} :: ${found.sql} (${score.why})`);
   }
   await db.close();
   await pglite.close();
