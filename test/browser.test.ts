@@ -40,6 +40,8 @@ const SLOW_SQL =
 
 /** A question whose model reply is slow (Stop on the embedded database, where SQL is not interruptible). */
 const SLOW_MODEL_QUESTION = 'think slowly about revenue';
+/** Asked while the model is missing (the scripted server answers 404): a rule answers it. */
+const RULE_QUESTION = 'how many products are there?';
 
 /** Revenue per country (a bar chart). */
 const COUNTRY_SQL =
@@ -166,6 +168,9 @@ describe('web UI in Chromium', () => {
           if (asked.includes(SLOW_MODEL_QUESTION))
             return { text: `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``, delayMs: 8_000 };
           if (/revenue by country/i.test(asked)) return `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``;
+          // The model is missing for this one: a rule answers without it (issue 19).
+          if (asked.includes(RULE_QUESTION))
+            return { status: 404, error: 'model "qwen2.5-coder:7b" not found' };
           return `\`\`\`sql\n${monthlySql(/customers from India/i.test(prompt))}\n\`\`\``;
         }
         return 'Revenue per month for the last six months.';
@@ -470,6 +475,20 @@ describe('web UI in Chromium', () => {
       await context.close();
     }, 120_000);
   }
+
+  it('an answer without the model shows its path as a badge', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, tokens.erin!);
+    const box = page.getByLabel('Question');
+    await box.fill(RULE_QUESTION);
+    await box.press('Enter');
+    const turn = page.locator('article.turn').first();
+    await expect.poll(() => turn.getAttribute('data-status'), { timeout: 30_000 }).toBe('done');
+    expect(await turn.locator('.path .badge').textContent()).toBe('rule-based answer');
+    expect(await turn.locator('.answer').textContent()).toMatch(/without the model by the rule "count"/);
+    await context.close();
+  }, 60_000);
 
   it('Stop cancels a running question; Retry is offered; Send is enabled again', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

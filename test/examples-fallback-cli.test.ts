@@ -38,6 +38,22 @@ describe('answers without the model through the CLI (demo shop)', () => {
       { env },
     );
     expect(added.code, added.stderr).toBe(0);
+    // meera's standing preference on customers (issue 19: answers without the model must not skip it)
+    const preference = await runCliInProcess(
+      [
+        'memory',
+        'add',
+        '--user',
+        'meera',
+        '--kind',
+        'preference',
+        '--sql',
+        "customers.country = 'India'",
+        'always show customers from India',
+      ],
+      { env },
+    );
+    expect(preference.code, preference.stderr).toBe(0);
     await server.close(); // the model server is down from here on
     server = undefined;
   }, 180_000);
@@ -95,6 +111,23 @@ describe('answers without the model through the CLI (demo shop)', () => {
     const expected = await rows('SELECT price FROM products ORDER BY price DESC LIMIT 5');
     const priceAt = t.columns.indexOf('price');
     expect(t.rows.map((r: unknown[]) => [r[priceAt]])).toEqual(expected);
+  }, 60_000);
+
+  it("a rule answer that would skip the user's standing preference is refused, naming it", async () => {
+    const run = await runCliInProcess(
+      ['ask', '--json', '--no-model', '--user', 'meera', 'how many customers are there?'],
+      { env },
+    );
+    expect(run.code).toBe(5);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.error.message).toContain('always show customers from India');
+    // a table the preference does not cover is still answered
+    const products = await runCliInProcess(
+      ['ask', '--json', '--no-model', '--user', 'meera', 'how many products are there?'],
+      { env },
+    );
+    expect(products.code, products.stderr).toBe(0);
+    expect(JSON.parse(products.stdout).rows).toEqual(await rows('SELECT count(*) FROM products'));
   }, 60_000);
 
   it('a complex question exits 5 with the hint to start Ollama', async () => {

@@ -4,7 +4,13 @@
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
 import { SqlrecallError } from '../core/errors.js';
-import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
+import type {
+  ChatMessage,
+  ChatModel,
+  DatabaseConnector,
+  EmbeddingModel,
+  QueryResult,
+} from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
@@ -13,7 +19,14 @@ import { createValueSampler } from '../linking/value-hints.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
+import {
+  coveredByLinkedTables,
+  type ExampleMatchOptions,
+  nearestExamples,
+  type SimilarExample,
+} from './example-similarity.js';
 import { answerWithoutModel, type ExampleSource, modelNeededError } from './fallback.js';
+import type { PreferenceSource } from './fallback-preferences.js';
 import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
@@ -23,7 +36,13 @@ import {
   renderMemoriesBlock,
   requiredPredicates,
 } from './memory-sql.js';
-import { buildAnswerMessages, buildSqlMessages, NO_DATA_ANSWER } from './prompts.js';
+import {
+  buildAnswerMessages,
+  buildSqlMessages,
+  NO_DATA_ANSWER,
+  type PromptExample,
+  renderExamplesBlock,
+} from './prompts.js';
 import { runCheckedSql } from './run-sql.js';
 import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText } from './set-aside.js';
 
@@ -67,6 +86,24 @@ export interface AssistantOptions {
   examples?: ExampleSource;
   /** Thresholds of example reuse (see `example-reuse.ts`). */
   reuse?: ExampleReuseOptions;
+  /**
+   * Standing preferences (usually the memory store): an example or rule answer that does not
+   * already apply one that covers its tables is refused (see `fallback-preferences.ts`).
+   */
+  preferences?: PreferenceSource;
+  /**
+   * Embeds the question to find similar examples with the memory store's `search` (few-shot);
+   * without it, or when it fails, examples are found by word similarity.
+   */
+  exampleEmbedder?: EmbeddingModel;
+  /** Similarity floors of examples (see `example-similarity.ts`). */
+  exampleMatch?: ExampleMatchOptions;
+  /**
+   * Few-shot (issue 19 point 3): most examples in the SQL prompt (default 3; 0 turns it off) and
+   * most tokens of their block (default 600, estimated; reserved from the schema's budget).
+   */
+  fewShotMax?: number;
+  fewShotMaxTokens?: number;
   /** Answer from examples and rules when the model is unreachable (default true). */
   fallback?: boolean;
 }
@@ -91,8 +128,17 @@ export interface AskInput {
   noModel?: boolean;
 }
 
+/** Default of {@link AssistantOptions.fewShotMax}: 3 examples. */
+export const DEFAULT_FEW_SHOT_MAX = 3;
+/** Default of {@link AssistantOptions.fewShotMaxTokens}: 600 estimated tokens. */
+export const DEFAULT_FEW_SHOT_MAX_TOKENS = 600;
+
+function promptExample(c: SimilarExample): PromptExample {
+  return { id: c.memory.id, question: c.memory.text, sql: c.memory.sql!, owner: c.owner };
+}
+
 /** Model errors after which the question is answered without the model, if an example or rule fits. */
-const MODEL_DOWN = new Set(['model_unreachable', 'model_missing']);
+const MODEL_DOWN = new Set(['model_unreachable', 'model_missing', 'model_timeout']);
 
 /** Answers questions about one database. */
 export class Assistant {
@@ -197,8 +243,15 @@ export class Assistant {
     why: string,
     modelError: unknown,
   ): AsyncGenerator<Step, AskOutcome> {
+    // The schema linker's tables for the question (lexical when the embedding model is down too);
+    // a planner failure leaves every table linked, the example's own tables are still checked.
+    const linkedTables = await (this.options.planContext ?? wholeSchemaPlanner)(input.message, schema).then(
+      (context) => context.tables,
+      () => undefined,
+    );
     const found = await answerWithoutModel({
       question: input.message,
+      ...(linkedTables ? { linkedTables } : {}),
       user: input.user,
       team: input.team,
       schema,
@@ -209,8 +262,12 @@ export class Assistant {
       timeoutMs: this.options.statementTimeoutMs ?? 30_000,
       signal: input.signal,
       reuse: this.options.reuse,
+      ...(this.options.preferences ? { preferences: this.options.preferences } : {}),
+      ...(input.without ? { without: input.without } : {}),
+      valueHints: this.valueHints,
     });
     if (!found) throw modelNeededError(why, modelError);
+    if (found.path === 'blocked') throw modelNeededError(why, modelError, found);
     yield {
       type: 'fallback',
       path: found.path,
@@ -240,6 +297,33 @@ export class Assistant {
     return outcome;
   }
 
+  /**
+   * The user's (then the team's) saved examples most similar to the question, at most
+   * `fewShotMax`, before the linked-table check. Never another user's: only the user's and the
+   * team's scopes are read. A failing embedding falls back to word similarity; a failing store to none.
+   */
+  private async fewShotCandidates(input: AskInput, question: string): Promise<SimilarExample[]> {
+    const max = this.options.fewShotMax ?? DEFAULT_FEW_SHOT_MAX;
+    if (max <= 0 || !this.options.examples) return [];
+    let embedding: number[] | undefined;
+    if (this.options.exampleEmbedder && this.options.examples.search) {
+      embedding = await this.options.exampleEmbedder
+        .embed([question], { signal: input.signal })
+        .then((v) => v[0])
+        .catch(() => undefined);
+    }
+    const skipped = (id: string) => (input.without ?? []).some((w) => w.length > 0 && id.startsWith(w));
+    const found = await nearestExamples({
+      question,
+      user: input.user,
+      ...(input.team !== undefined ? { team: input.team } : {}),
+      source: this.options.examples,
+      ...(embedding ? { embedding } : {}),
+      ...(this.options.exampleMatch ? { options: this.options.exampleMatch } : {}),
+    }).catch(() => []);
+    return found.filter((c) => !skipped(c.memory.id)).slice(0, max);
+  }
+
   /** The pipeline with the model (memory turn, generation, answer). */
   private async *withModel(input: AskInput, schema: Schema): AsyncGenerator<Step, AskOutcome> {
     const turn = await this.options.memory?.begin({ ...input, schema });
@@ -263,7 +347,17 @@ export class Assistant {
     const { chat, db } = this.options;
     const question = turn?.question ?? input.message;
     const session = await this.session();
-    const context = await (this.options.planContext ?? wholeSchemaPlanner)(question, schema);
+    const candidates = await this.fewShotCandidates(input, question);
+    const maxExampleTokens = this.options.fewShotMaxTokens ?? DEFAULT_FEW_SHOT_MAX_TOKENS;
+    const reserved = estimateTokens(renderExamplesBlock(candidates.map(promptExample), maxExampleTokens));
+    const context = await (this.options.planContext ?? wholeSchemaPlanner)(
+      question,
+      schema,
+      candidates.length > 0 ? { reservedTokens: reserved } : undefined,
+    );
+    // Only examples whose SQL reads tables the linker chose for this question are shown.
+    const relevant = await coveredByLinkedTables(candidates, context.tables, schema);
+    const examplesText = renderExamplesBlock(relevant.map(promptExample), maxExampleTokens);
     const memory = await turn?.prompt(context.tables);
     if (memory && memory.recalled.length > 0) {
       yield {
@@ -283,6 +377,7 @@ export class Assistant {
       ...(session.timeZone ? { timeZone: session.timeZone } : {}),
       memoriesText: memory ? renderMemoriesBlock(memory.recalled, memory.transient) : '',
       conversationText: renderConversationBlock(memory?.conversationText ?? ''),
+      examplesText,
     });
     yield {
       type: 'schema',

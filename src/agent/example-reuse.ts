@@ -10,9 +10,11 @@
  * The substituted SQL still goes through the guard, the identifier check and the limits (the
  * caller runs it with `runCheckedSql`).
  */
-import { loadModule, parseSync, scanSync } from 'libpg-query';
+import { scanSync } from 'libpg-query';
+import type { Json, JsonObject } from '../core/json.js';
 import type { Memory } from '../core/memory.js';
 import type { Schema, Table } from '../core/schema.js';
+import { loadSqlParser, parseTree } from '../sql/parse-tree.js';
 import { quoteIdent } from '../sql/render.js';
 
 /**
@@ -55,9 +57,6 @@ export interface ReuseMatch {
 export function questionWords(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+(?:[.'-][\p{L}\p{N}]+)*/gu) ?? [];
 }
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 interface FoundConst {
   location: number;
@@ -168,8 +167,8 @@ function resolveColumn(
  * @throws Error when `sql` does not parse (callers treat that example as unusable)
  */
 export async function exampleSlots(sql: string, question: string, schema: Schema): Promise<ExampleSlot[]> {
-  await loadModule();
-  const tree = parseSync(sql) as unknown as JsonObject;
+  await loadSqlParser();
+  const tree = parseTree(sql);
   const consts: FoundConst[] = [];
   const relations: JsonObject[] = [];
   collectConsts(tree.stmts ?? null, null, consts, relations);
@@ -215,8 +214,16 @@ function occurrences(words: string[], needle: string[]): number {
 type Pattern = ({ word: string } | { slot: number })[];
 
 /**
+ * Words that never change what a question asks and are ignored on both sides of an alignment
+ * ("list the customers" = "list customers"): articles and "please" only. Kept this small on
+ * purpose: words such as "all", "not", "many" or prepositions can change the answer.
+ */
+export const FILLER_WORDS: ReadonlySet<string> = new Set(['a', 'an', 'the', 'please']);
+
+/**
  * Aligns `question` with the example question in which each slot's words are a hole. Returns the
  * words each hole takes, or null when there is no alignment or more than one (ambiguous).
+ * {@link FILLER_WORDS} outside the example's values are ignored on both sides.
  */
 export function alignQuestion(
   exampleQuestion: string,
@@ -226,6 +233,8 @@ export function alignQuestion(
 ): string[][] | null {
   const maxSlotWords = options.maxSlotWords ?? DEFAULT_MAX_SLOT_WORDS;
   const words = questionWords(exampleQuestion);
+  // A value that holds a filler word ("the netherlands"): no word is ignored on either side.
+  const keepFiller = slots.some((s) => questionWords(s.value).some((w) => FILLER_WORDS.has(w)));
   const pattern: Pattern = [];
   for (let i = 0; i < words.length; ) {
     const k = slots.findIndex((s) => {
@@ -235,11 +244,14 @@ export function alignQuestion(
     if (k >= 0) {
       pattern.push({ slot: k });
       i += questionWords(slots[k]!.value).length;
-    } else pattern.push({ word: words[i++]! });
+    } else {
+      const word = words[i++]!;
+      if (keepFiller || !FILLER_WORDS.has(word)) pattern.push({ word });
+    }
   }
   const shared = pattern.filter((p) => 'word' in p).length;
   if (shared < (options.minSharedWords ?? DEFAULT_MIN_SHARED_WORDS)) return null;
-  const target = questionWords(question);
+  const target = questionWords(question).filter((w) => keepFiller || !FILLER_WORDS.has(w));
   const results: string[][][] = [];
   const fill: string[][] = slots.map(() => []);
   const walk = (p: number, t: number): void => {

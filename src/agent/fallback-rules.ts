@@ -10,8 +10,16 @@
  * - list: "list <table>", "list all <table>", "show (me) (all|the) <table>"
  * - top-N: "top <n> <table> by <numeric column>" (descending), "bottom <n> <table> by <column>"
  * - group-by count: "how many <table> per|by|for each <column>", "number of <table> per|by <column>"
+ * - the one foreign-key join: "how many <table> per <other table> <column>" ("count of orders per
+ *   customer country"), when exactly one single-column foreign key leads from the first table to
+ *   the second (grouped by the second table's column, inner join on that key)
+ * - a filter on any shape, at the end of the question: "… in|from|with|for <value>", when the value
+ *   equals (ignoring case) a value hint (enum label or sampled value, `linking/value-hints.ts`) of
+ *   exactly one text column of the counted table, across every column; its stored spelling is used
+ *   ({@link ruleSqlWithFilter}). A value found in no hint, or in two columns, means no rule.
  */
 import type { Column, Schema, Table } from '../core/schema.js';
+import type { ValueHint } from '../linking/documents.js';
 import { quoteIdent } from '../sql/render.js';
 
 /** SQL chosen by a rule, with the rule's name and how the question was read. */
@@ -20,6 +28,14 @@ export interface RuleAnswer {
   sql: string;
   /** e.g. `table public.customers`, `table public.products, column price`. */
   reading: string;
+  /** The table counted, listed or ranked (a filter applies to it). */
+  table: Table;
+}
+
+/** A confirmed filter: `column = value` on the rule's table (value as stored). */
+export interface RuleFilter {
+  column: string;
+  value: string;
 }
 
 /** Largest N accepted by the top-N rule (larger asks are left to the model). */
@@ -89,18 +105,39 @@ const GROUP = [
  * The SQL of the one rule that fits `question` with certainty, or null.
  * Pure: reads only the catalog; the caller guards and runs the SQL.
  */
-export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
+export function ruleSql(question: string, schema: Schema, filter?: RuleFilter): RuleAnswer | null {
+  const where = (alias?: string) =>
+    filter
+      ? `${alias ? `${alias}.` : ''}${quoteIdent(filter.column)} = '${filter.value.replace(/'/g, "''")}'`
+      : '';
+  const filtered = filter ? `, where ${filter.column} = '${filter.value}'` : '';
   for (const re of GROUP) {
     const m = re.exec(question);
     if (!m) continue;
     const table = resolveTable(m[1]!, schema);
-    const column = table && resolveColumn(m[2]!, table, true);
-    if (!table || !column) return null;
-    const col = quoteIdent(column.name);
+    if (!table) return null;
+    const column = resolveColumn(m[2]!, table, true);
+    if (column) {
+      const col = quoteIdent(column.name);
+      return {
+        rule: 'group-count',
+        sql: `SELECT ${col}, count(*) AS count FROM ${rel(table)}${filter ? ` WHERE ${where()}` : ''} GROUP BY ${col} ORDER BY count DESC, ${col}`,
+        reading: `table ${table.schema}.${table.name}, column ${column.name}${filtered}`,
+        table,
+      };
+    }
+    const joined = foreignKeyGroup(m[2]!, table, schema);
+    if (!joined) return null;
+    const { parent, fk, column: pcol } = joined;
+    const on = fk.columns
+      .map((c, i) => `t.${quoteIdent(c)} = p.${quoteIdent(fk.references.columns[i]!)}`)
+      .join(' AND ');
+    const col = `p.${quoteIdent(pcol.name)}`;
     return {
       rule: 'group-count',
-      sql: `SELECT ${col}, count(*) AS count FROM ${rel(table)} GROUP BY ${col} ORDER BY count DESC, ${col}`,
-      reading: `table ${table.schema}.${table.name}, column ${column.name}`,
+      sql: `SELECT ${col}, count(*) AS count FROM ${rel(table)} t JOIN ${rel(parent)} p ON ${on}${filter ? ` WHERE ${where('t')}` : ''} GROUP BY ${col} ORDER BY count DESC, ${col}`,
+      reading: `table ${table.schema}.${table.name} joined to ${parent.schema}.${parent.name} by ${fk.columns.join(', ')}, column ${pcol.name}${filtered}`,
+      table,
     };
   }
   const top = TOP.exec(question);
@@ -118,8 +155,9 @@ export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
       .join('');
     return {
       rule: 'top-n',
-      sql: `SELECT * FROM ${rel(table)} WHERE ${quoteIdent(column.name)} IS NOT NULL ORDER BY ${quoteIdent(column.name)} ${dir}${ties} LIMIT ${n}`,
-      reading: `table ${table.schema}.${table.name}, column ${column.name}, ${dir === 'DESC' ? 'largest' : 'smallest'} ${n}`,
+      sql: `SELECT * FROM ${rel(table)} WHERE ${quoteIdent(column.name)} IS NOT NULL${filter ? ` AND ${where()}` : ''} ORDER BY ${quoteIdent(column.name)} ${dir}${ties} LIMIT ${n}`,
+      reading: `table ${table.schema}.${table.name}, column ${column.name}, ${dir === 'DESC' ? 'largest' : 'smallest'} ${n}${filtered}`,
+      table,
     };
   }
   for (const re of COUNT) {
@@ -129,8 +167,9 @@ export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
     if (!table) return null;
     return {
       rule: 'count',
-      sql: `SELECT count(*) AS count FROM ${rel(table)}`,
-      reading: `table ${table.schema}.${table.name}`,
+      sql: `SELECT count(*) AS count FROM ${rel(table)}${filter ? ` WHERE ${where()}` : ''}`,
+      reading: `table ${table.schema}.${table.name}${filtered}`,
+      table,
     };
   }
   for (const re of LIST) {
@@ -140,9 +179,72 @@ export function ruleSql(question: string, schema: Schema): RuleAnswer | null {
     if (!table) return null;
     return {
       rule: 'list',
-      sql: `SELECT * FROM ${rel(table)}`,
-      reading: `table ${table.schema}.${table.name}`,
+      sql: `SELECT * FROM ${rel(table)}${filter ? ` WHERE ${where()}` : ''}`,
+      reading: `table ${table.schema}.${table.name}${filtered}`,
+      table,
     };
   }
   return null;
+}
+
+/**
+ * "<parent table> <column>" for the foreign-key join: the phrase split (at every word boundary)
+ * into a table name and a column of that table, where exactly one foreign key of `table` references
+ * that table. Exactly one reading must fit; otherwise null.
+ */
+function foreignKeyGroup(
+  phrase: string,
+  table: Table,
+  schema: Schema,
+): { parent: Table; fk: Table['foreignKeys'][number]; column: Column } | null {
+  const parts = words(phrase);
+  const found: { parent: Table; fk: Table['foreignKeys'][number]; column: Column }[] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const parent = resolveTable(parts.slice(0, i).join(' '), schema);
+    if (!parent || parent === table) continue;
+    const column = resolveColumn(parts.slice(i).join(' '), parent, true);
+    if (!column) continue;
+    const fks = table.foreignKeys.filter(
+      (fk) => fk.references.schema === parent.schema && fk.references.table === parent.name,
+    );
+    if (fks.length !== 1) continue;
+    found.push({ parent, fk: fks[0]!, column });
+  }
+  return found.length === 1 ? found[0]! : null;
+}
+
+/** The prepositions that introduce a trailing filter value. */
+const FILTER = /^(.*\S)\s+(?:in|from|with|for)\s+([\p{L}\p{N}][\p{L}\p{N} .'&-]*?)\s*\??\s*$/iu;
+/** Most words of a filter value. */
+const MAX_FILTER_WORDS = 4;
+
+/**
+ * {@link ruleSql}, and when no rule fits the whole question, a rule for the question without a
+ * trailing "in|from|with|for <value>" whose value one text column of the rule's table confirms:
+ * among `hints(table)` (enum labels and sampled values), exactly one column holds a value equal to
+ * it ignoring case (its stored spelling is used). Anything else: null (never a guess).
+ */
+export async function ruleSqlWithFilter(
+  question: string,
+  schema: Schema,
+  hints: (table: Table) => Promise<ValueHint[]>,
+): Promise<RuleAnswer | null> {
+  const whole = ruleSql(question, schema);
+  if (whole) return whole;
+  const m = FILTER.exec(question);
+  if (!m) return null;
+  const value = m[2]!.trim();
+  if (value.split(/\s+/).length > MAX_FILTER_WORDS) return null;
+  const base = ruleSql(m[1]!, schema);
+  if (!base) return null;
+  const matches: RuleFilter[] = [];
+  for (const hint of await hints(base.table).catch(() => [])) {
+    const column = base.table.columns.find((c) => c.name === hint.column);
+    if (!column) continue;
+    const same = hint.values.filter((v) => v.toLowerCase() === value.toLowerCase());
+    // Two stored spellings of the same value ("India", "INDIA") are two readings: ambiguous.
+    for (const v of same) matches.push({ column: column.name, value: v });
+  }
+  if (matches.length !== 1) return null;
+  return ruleSql(m[1]!, schema, matches[0]!);
 }

@@ -8,25 +8,28 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { Memory, MemoryScope } from '../core/memory.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
-import type { Schema } from '../core/schema.js';
+import type { Schema, Table } from '../core/schema.js';
+import type { ValueHint } from '../linking/documents.js';
 import {
   confirmValueSql,
   type ExampleReuseOptions,
   matchExamples,
   substituteSlots,
 } from './example-reuse.js';
-import { type RuleAnswer, ruleSql } from './fallback-rules.js';
+import {
+  coveredByLinkedTables,
+  type ExampleSource,
+  type SimilarExample,
+  wordSimilarity,
+} from './example-similarity.js';
+import { type PreferenceSource, unmetPreferences } from './fallback-preferences.js';
+import { type RuleAnswer, ruleSql, ruleSqlWithFilter } from './fallback-rules.js';
 import { runCheckedSql } from './run-sql.js';
+
+export type { ExampleSource } from './example-similarity.js';
 
 /** Which path produced an answer: the model, a saved example, or a rule. */
 export type AnswerPath = 'model' | 'example' | 'rules';
-
-/** Where saved examples come from (the memory store's `list`); only the scopes given are read. */
-export interface ExampleSource {
-  list(scope: MemoryScope, options: { kinds: ['example']; statuses: ['active'] }): Promise<Memory[]>;
-  /** Whether memory is on for the scope (off: its examples are not used); absent = on. */
-  isEnabled?(scope: MemoryScope): Promise<boolean>;
-}
 
 /** Inputs of {@link answerWithoutModel}. */
 export interface FallbackInput {
@@ -42,6 +45,17 @@ export interface FallbackInput {
   timeoutMs: number;
   signal?: AbortSignal;
   reuse?: ExampleReuseOptions;
+  /**
+   * The tables (`schema.name`) the schema linker chose for the question: an example is reused only
+   * when every table its SQL reads is among them. Absent: every table of `schema`.
+   */
+  linkedTables?: readonly string[];
+  /** Standing preferences (the memory store); an answer that does not apply one is refused. */
+  preferences?: PreferenceSource;
+  /** Memory ids (or prefixes) not to apply to this message (`--without`). */
+  without?: readonly string[];
+  /** Value hints per table (enum labels, sampled values): the rules' filters are confirmed by them. */
+  valueHints?: (table: Table) => Promise<ValueHint[]>;
   /** Use saved examples (default true) and rules (default true). */
   useExamples?: boolean;
   useRules?: boolean;
@@ -58,6 +72,21 @@ export interface FallbackAnswer {
   explanation: string;
 }
 
+/**
+ * No answer without the model because standing preferences apply to the tables the example or
+ * rule reads and its SQL does not already apply them (see `fallback-preferences.ts`).
+ */
+export interface FallbackBlocked {
+  path: 'blocked';
+  preferences: { id: string; text: string }[];
+}
+
+/** The sentence saying which preferences stopped an answer without the model. */
+export function blockedText(blocked: FallbackBlocked): string {
+  const list = blocked.preferences.map((p) => `"${p.text}" [${p.id.slice(0, 8)}]`).join(', ');
+  return `your standing preference${blocked.preferences.length > 1 ? 's' : ''} ${list} appl${blocked.preferences.length > 1 ? 'y' : 'ies'} to this question, and an answer without the model cannot apply ${blocked.preferences.length > 1 ? 'them' : 'it'}`;
+}
+
 /** The hint shown when the model is needed (exit 5). */
 export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the address of your Ollama server)';
 
@@ -66,33 +95,45 @@ export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the addres
  * own error (code, message, details) extended by that sentence, or, for `--no-model`, code
  * `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
  */
-export function modelNeededError(reason: string, cause?: unknown): SqlrecallError {
+export function modelNeededError(reason: string, cause?: unknown, blocked?: FallbackBlocked): SqlrecallError {
+  const why = blocked
+    ? `: ${blockedText(blocked)}.`
+    : ': no saved example or simple rule answers it with certainty.';
   if (cause instanceof SqlrecallError) {
     // Keep the model error's own words (which server, why) and say that nothing else could answer.
-    return new SqlrecallError(
-      cause.code,
-      `${cause.message} This question needs the model: no saved example or simple rule answers it with certainty.`,
-      {
-        cause,
-        details: {
-          ...cause.details,
-          // Always say how to start the model, whichever model call failed first.
-          hint:
-            typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
-              ? cause.details.hint
-              : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
-        },
+    return new SqlrecallError(cause.code, `${cause.message} This question needs the model${why}`, {
+      cause,
+      details: {
+        ...cause.details,
+        ...(blocked ? { preferences: blocked.preferences } : {}),
+        // Always say how to start the model, whichever model call failed first.
+        hint:
+          typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
+            ? cause.details.hint
+            : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
       },
-    );
+    });
   }
   return new SqlrecallError(
     'model_unreachable',
-    `This question needs the model (${reason}): no saved example or simple rule answers it with certainty. Start Ollama with \`ollama serve\`.`,
-    { cause, details: { hint: MODEL_NEEDED_HINT, retryable: true } },
+    `This question needs the model (${reason})${why} Start Ollama with \`ollama serve\`.`,
+    {
+      cause,
+      details: {
+        hint: MODEL_NEEDED_HINT,
+        retryable: true,
+        ...(blocked ? { preferences: blocked.preferences } : {}),
+      },
+    },
   );
 }
 
-/** The user's active examples, then the team's (never another user's). */
+/**
+ * The user's active examples, then the team's (never another user's), each scope ranked by word
+ * similarity to the question (most recent first on ties), keeping only those whose SQL reads tables
+ * the schema linker chose. Every example of the scope is a candidate: the close-match test is the
+ * word-for-word alignment in `matchExamples`, which a similarity floor could only narrow.
+ */
 async function loadExamples(input: FallbackInput): Promise<Memory[]> {
   if (!input.examples) return [];
   const query = { kinds: ['example'] as ['example'], statuses: ['active'] as ['active'] };
@@ -102,15 +143,44 @@ async function loadExamples(input: FallbackInput): Promise<Memory[]> {
   const own = await read({ user: input.user });
   if (own.length === 0 && source.isEnabled && !(await source.isEnabled({ user: input.user }))) return [];
   const team = input.team !== undefined ? await read({ team: input.team }) : [];
-  const byRecent = (a: Memory, b: Memory) => b.updatedAt.localeCompare(a.updatedAt);
-  return [...own.sort(byRecent), ...team.sort(byRecent)];
+  const rank = (memories: Memory[], owner: SimilarExample['owner']): SimilarExample[] =>
+    memories
+      .map((memory) => ({
+        memory,
+        similarity: wordSimilarity(input.question, memory.text),
+        measure: 'words' as const,
+        owner,
+      }))
+      .sort((a, b) => b.similarity - a.similarity || b.memory.updatedAt.localeCompare(a.memory.updatedAt));
+  const linked = input.linkedTables ?? input.schema.tables.map((t) => `${t.schema}.${t.name}`);
+  const kept = await coveredByLinkedTables(
+    [...rank(own, 'user'), ...rank(team, 'team')],
+    linked,
+    input.schema,
+  );
+  return kept.map((c) => c.memory);
 }
 
 /**
  * Tries saved examples, then rules. Returns null when neither fits with certainty.
  * @throws SqlrecallError `guard_refused`, `db_*` from running the chosen SQL
  */
-export async function answerWithoutModel(input: FallbackInput): Promise<FallbackAnswer | null> {
+export async function answerWithoutModel(
+  input: FallbackInput,
+): Promise<FallbackAnswer | FallbackBlocked | null> {
+  const blockedBy = async (sql: string): Promise<FallbackBlocked | null> => {
+    const unmet = await unmetPreferences({
+      sql,
+      schema: input.schema,
+      user: input.user,
+      ...(input.team !== undefined ? { team: input.team } : {}),
+      ...(input.preferences ? { source: input.preferences } : {}),
+      ...(input.without ? { without: input.without } : {}),
+    });
+    return unmet.length === 0
+      ? null
+      : { path: 'blocked', preferences: unmet.map((m) => ({ id: m.id, text: m.text })) };
+  };
   const run = (sql: string) =>
     runCheckedSql({
       db: input.db,
@@ -152,6 +222,8 @@ export async function answerWithoutModel(input: FallbackInput): Promise<Fallback
       } catch {
         continue;
       }
+      const blocked = await blockedBy(sql);
+      if (blocked) return blocked;
       const { sql: checked, result } = await run(sql);
       const replaced = changes
         .filter((c) => c.newValue !== c.slot.value)
@@ -166,8 +238,12 @@ export async function answerWithoutModel(input: FallbackInput): Promise<Fallback
     }
   }
   if (input.useRules !== false) {
-    const rule: RuleAnswer | null = ruleSql(input.question, input.schema);
+    const rule: RuleAnswer | null = input.valueHints
+      ? await ruleSqlWithFilter(input.question, input.schema, input.valueHints)
+      : ruleSql(input.question, input.schema);
     if (rule) {
+      const blocked = await blockedBy(rule.sql);
+      if (blocked) return blocked;
       const { sql, result } = await run(rule.sql);
       return {
         path: 'rules',

@@ -75,6 +75,23 @@ export interface Config {
    */
   memoryThresholds: string;
   /**
+   * Least embedding similarity (1 − cosine distance) of a saved example shown to the model
+   * (few-shot, issue 19). Default 0.6 (see `DEFAULT_MIN_EMBEDDING_SIMILARITY`, src/agent/example-similarity.ts).
+   */
+  exampleMinSimilarity: number;
+  /**
+   * Least word similarity (Dice of content words, 0–1) of a saved example when no embedding model
+   * answers. Default 0.4, measured by bench/examples-fallback.ts (see `DEFAULT_MIN_WORD_SIMILARITY`).
+   */
+  exampleMinWordSimilarity: number;
+  /** Most saved examples in the SQL prompt (few-shot); 0 turns few-shot off. Default 3. */
+  fewShotMax: number;
+  /**
+   * Milliseconds a chat call may wait for its first token before failing with `model_timeout`
+   * (then the question is answered from examples and rules if one fits). Default 300,000; 0: none.
+   */
+  modelTimeoutMs: number;
+  /**
    * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
    * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
    */
@@ -268,6 +285,36 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     }),
     describe: 'reconciliation thresholds per embedding model',
   },
+  exampleMinSimilarity: {
+    env: 'SQLRECALL_EXAMPLE_MIN_SIMILARITY',
+    flag: '--example-min-similarity',
+    schema: z.coerce
+      .number({ error: 'expected a number between -1 and 1' })
+      .min(-1, { error: 'expected a number between -1 and 1' })
+      .max(1, { error: 'expected a number between -1 and 1' }),
+    describe: 'least embedding similarity of a saved example shown to the model',
+  },
+  exampleMinWordSimilarity: {
+    env: 'SQLRECALL_EXAMPLE_MIN_WORD_SIMILARITY',
+    flag: '--example-min-word-similarity',
+    schema: z.coerce
+      .number({ error: 'expected a number between 0 and 1' })
+      .min(0, { error: 'expected a number between 0 and 1' })
+      .max(1, { error: 'expected a number between 0 and 1' }),
+    describe: 'least word similarity of a saved example (no embedding model)',
+  },
+  fewShotMax: {
+    env: 'SQLRECALL_FEW_SHOT_MAX',
+    flag: '--few-shot-max',
+    schema: int(0, 10),
+    describe: 'most saved examples in the SQL prompt (0: off)',
+  },
+  modelTimeoutMs: {
+    env: 'SQLRECALL_MODEL_TIMEOUT_MS',
+    flag: '--model-timeout-ms',
+    schema: int(0, 86_400_000),
+    describe: 'first-token deadline of a chat call in ms (0: none)',
+  },
   maxSqlTokens: {
     env: 'SQLRECALL_MAX_SQL_TOKENS',
     flag: '--max-sql-tokens',
@@ -331,6 +378,10 @@ function defaults(): Record<keyof Config, unknown> {
     memoryTopK: DEFAULT_MEMORY_TOP_K,
     memoryMinSimilarity: 0.3,
     memoryThresholds: '',
+    exampleMinSimilarity: 0.6,
+    exampleMinWordSimilarity: 0.4,
+    fewShotMax: 3,
+    modelTimeoutMs: 300_000,
     maxSqlTokens: 1024,
     provider: 'ollama',
     baseUrl: 'http://127.0.0.1:8080/v1',

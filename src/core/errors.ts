@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'model_missing'
   | 'model_output'
   | 'model_truncated'
+  | 'model_timeout'
   | 'not_found'
   | 'memory_embedding_mismatch'
   | 'memory_store'
@@ -44,6 +45,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   model_missing: { exitCode: 5, httpStatus: 503 },
   model_output: { exitCode: 5, httpStatus: 502 },
   model_truncated: { exitCode: 5, httpStatus: 502 },
+  // Issue 19: the chat model gave no first token within SQLRECALL_MODEL_TIMEOUT_MS (still loading, too slow).
+  model_timeout: { exitCode: 5, httpStatus: 504 },
   not_found: { exitCode: 2, httpStatus: 404 },
   // The store was built with another embedding model or dimension: a configuration problem.
   memory_embedding_mismatch: { exitCode: 2, httpStatus: 409 },

@@ -41,6 +41,43 @@ export interface ModeSummary {
     /** Sentences that left no new memory, and why. */
     notStored: { db: string; sentence: string; why: string }[];
   };
+  /**
+   * `eval --model none` only (issue 19): coverage (answered / questions) and execution accuracy
+   * of the answered ones (correct / answered), and how many each path answered.
+   */
+  withoutModel?: WithoutModelStats;
+}
+
+/** Figures of a `--model none` run (see {@link ModeSummary.withoutModel}). */
+export interface WithoutModelStats {
+  questions: number;
+  answered: number;
+  /** answered / questions, in [0, 1]. */
+  coverage: number;
+  correct: number;
+  /** correct / answered, in [0, 1] (0 when nothing was answered). */
+  accuracyAnswered: number;
+  byPath: { example: number; rules: number };
+}
+
+/** The `--model none` figures of `records`, or undefined when none of them ran without the model. */
+export function withoutModelStats(records: readonly EvalRecord[]): WithoutModelStats | undefined {
+  const mine = records.filter((r) => r.path !== undefined);
+  if (mine.length === 0) return undefined;
+  // An answer is a result from a saved example or a rule; a chosen SQL that failed counts as answered, wrong.
+  const answered = mine.filter((r) => r.path === 'example' || r.path === 'rules');
+  const correct = answered.filter((r) => r.correct).length;
+  return {
+    questions: mine.length,
+    answered: answered.length,
+    coverage: answered.length / mine.length,
+    correct,
+    accuracyAnswered: answered.length === 0 ? 0 : correct / answered.length,
+    byPath: {
+      example: answered.filter((r) => r.path === 'example').length,
+      rules: answered.filter((r) => r.path === 'rules').length,
+    },
+  };
 }
 
 /** The whole report (`eval --json`); `accuracy` comes last, over every prediction of the run. */
@@ -106,6 +143,8 @@ export function summarize(input: {
       byCategory: groupBy(records, (r) => r.category || '(none)'),
       byDatabase: groupBy(records, (r) => r.db),
     };
+    const withoutModel = withoutModelStats(records);
+    if (withoutModel) summary.withoutModel = withoutModel;
     if (mode === 'taught') {
       const taught = input.taught ?? [];
       const withInstructions = records.filter((r) => r.relevantMemoryRecalled !== undefined);

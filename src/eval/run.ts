@@ -95,6 +95,11 @@ export interface EvalRecord {
   appliedMemories: number;
   /** `taught` mode, questions with instructions: a memory taught from them was applied. */
   relevantMemoryRecalled?: boolean;
+  /**
+   * `--model none` runs (issue 19): which path answered (`example`, `rules`), or `none` when
+   * neither a saved example nor a rule answered with certainty (the question needed the model).
+   */
+  path?: 'model' | 'example' | 'rules' | 'none';
 }
 
 /** Teaching summary of one database (`taught` mode). */
@@ -128,6 +133,11 @@ export interface EvalRunOptions {
   onProgress?: (done: number, total: number) => void;
   /** Stops the run: the question in flight is dropped (not recorded), the rest returned. */
   signal?: AbortSignal;
+  /**
+   * `eval --model none` (issue 19): every question is asked with `noModel` — answered only from
+   * saved examples and rules; "needs the model" is recorded as unanswered (path `none`), not fatal.
+   */
+  noModel?: boolean;
 }
 
 /** What {@link runEval} returns. */
@@ -143,6 +153,8 @@ export const recordKey = (mode: MemoryMode, id: string): string => `${mode}/${id
 
 /** Errors that make every further question pointless: the run stops and reports them. */
 const FATAL_CODES = new Set(['model_unreachable', 'model_missing', 'memory_embedding_mismatch', 'config']);
+/** Codes of "this question needs the model" under `noModel` (see `agent/fallback.ts`). */
+const NEEDS_MODEL_CODES = new Set(['model_unreachable', 'model_missing', 'model_timeout']);
 
 /**
  * Runs the benchmark. Order: for each mode, for each database (first-seen order), teach (taught
@@ -226,17 +238,22 @@ async function askOne(
   let refused = false;
   let repairs = 0;
   let lastResult: QueryResult | undefined;
+  let fallbackPath: 'example' | 'rules' | undefined;
   try {
-    for await (const step of db.pipeline.ask({ user, message, skipAnswer: true, signal: options.signal })) {
+    const input = { user, message, skipAnswer: true, signal: options.signal };
+    for await (const step of db.pipeline.ask(options.noModel ? { ...input, noModel: true } : input)) {
       if (step.type === 'refused') refused = true;
       else if (step.type === 'retried') repairs += 1;
       else if (step.type === 'rows') lastResult = step.result;
+      else if (step.type === 'fallback') fallbackPath = step.path;
       else if (step.type === 'done') outcome = step.outcome;
     }
   } catch (error) {
     if (options.signal?.aborted) return undefined;
     failure = toSqlrecallError(error);
-    if (FATAL_CODES.has(failure.code)) throw failure;
+    // Without the model, "needs the model" (exit 5) is this question's answer: not answered.
+    const unanswered = options.noModel && NEEDS_MODEL_CODES.has(failure.code);
+    if (FATAL_CODES.has(failure.code) && !unanswered) throw failure;
     if (isSqlrecallError(error, 'guard_refused')) refused = true;
   }
   const latencyMs = performance.now() - started;
@@ -266,6 +283,10 @@ async function askOne(
     latencyMs: round(latencyMs),
     appliedMemories: outcome?.appliedMemories.length ?? 0,
   };
+  if (options.noModel) {
+    // A chosen example or rule whose SQL then failed is answered (and wrong), never hidden.
+    record.path = fallbackPath ?? outcome?.path ?? 'none';
+  }
   if (mode === 'taught' && q.instructions.trim() !== '') {
     record.relevantMemoryRecalled = relevantRecalled(q, outcome?.appliedMemories ?? [], taughtMemories);
   }

@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
+import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
 import { withFunctionPolicy } from '../sql/function-policy.js';
 import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
@@ -75,7 +76,8 @@ export class Runtime {
 
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
-    this.chatModel ??= createChatModelFor(this.config);
+    // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
+    this.chatModel ??= withFirstTokenTimeout(createChatModelFor(this.config), this.config.modelTimeoutMs);
     return this.chatModel;
   }
 
@@ -147,6 +149,15 @@ export class Runtime {
       sqlMaxTokens: this.config.maxSqlTokens,
       // Saved examples answer without the model when it is down or `--no-model` (issue 19).
       examples: memory?.store,
+      // Answers without the model never skip a standing preference (issue 19).
+      ...(memory ? { preferences: memory.store } : {}),
+      // Few-shot (issue 19): the user's similar examples go into the SQL prompt.
+      ...(memory?.canEmbed ? { exampleEmbedder: memory.embedder } : {}),
+      exampleMatch: {
+        minEmbeddingSimilarity: this.config.exampleMinSimilarity,
+        minWordSimilarity: this.config.exampleMinWordSimilarity,
+      },
+      fewShotMax: this.config.fewShotMax,
     });
     if (memory) {
       const { schema } = await assistant.schema();

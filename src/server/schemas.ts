@@ -153,6 +153,10 @@ export const AskResponseSchema = z
     memoryProblems: z.array(z.string()).optional(),
     conversationId: z.string().optional(),
     unanswerable: z.string().optional(),
+    /** Which path answered (issue 19): `example` (a reused saved example) or `rules`; absent: the model. */
+    path: z.enum(['model', 'example', 'rules']).optional(),
+    /** The saved example reused (path `example`). */
+    exampleId: z.string().optional(),
   })
   .openapi('AskResponse');
 

@@ -42,6 +42,8 @@ interface Turn {
   recalled: string[];
   chart: Chart | null;
   notes: string[];
+  /** Answered without the model (issue 19): the badge text, e.g. "from saved example 1a2b3c4d". */
+  path?: string;
   error?: string;
   feedback?: string;
 }
@@ -360,6 +362,14 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
             case 'schema':
               patch(key, { stage: 1 });
               break;
+            case 'fallback':
+              patch(key, {
+                path:
+                  d.path === 'example'
+                    ? `from saved example ${String(d.exampleId ?? '').slice(0, 8)}`
+                    : 'rule-based answer',
+              });
+              break;
             case 'sql':
               patch(key, { sql: d.sql as string, stage: 2 });
               break;
@@ -507,6 +517,13 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                 <p class="recalled">
                   Recalled {t.recalled.length} memor{t.recalled.length === 1 ? 'y' : 'ies'}:{' '}
                   {t.recalled.join(' · ')}
+                </p>
+              )}
+              {t.path && (
+                <p class="path">
+                  <span class="badge" title="answered without the model">
+                    {t.path}
+                  </span>
                 </p>
               )}
               {t.sql && <SqlBlock sql={t.sql} />}

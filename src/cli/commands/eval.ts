@@ -128,6 +128,14 @@ export function printSummary(io: CliIO, summary: EvalSummary): void {
     out(`\nmemory mode: ${mode.mode}`);
     out(statsTable('category', [...Object.entries(mode.byCategory), ['all', mode.overall]]));
     out(statsTable('database', Object.entries(mode.byDatabase)));
+    if (mode.withoutModel) {
+      const w = mode.withoutModel;
+      out(
+        `without the model: answered ${w.answered} of ${w.questions} (coverage ${(w.coverage * 100).toFixed(1)}%; ` +
+          `${w.byPath.example} from saved examples, ${w.byPath.rules} by rules); ` +
+          `accuracy on answered ${(w.accuracyAnswered * 100).toFixed(1)}% (${w.correct}/${w.answered})`,
+      );
+    }
     if (mode.memory) {
       out(
         `taught: ${mode.memory.sentencesTaught} sentences → ${mode.memory.factsStored} facts stored; ` +

@@ -3,7 +3,8 @@
  * (default, or `Accept: text/event-stream`), or returns one JSON document with
  * `Accept: application/json`. SSE events, in order: `classified`, `recalled`, `schema`, `sql`,
  * `refused`/`retried`, `rows`, `answer_token`…, `answer`, `remembered`, `applied`, `chart`, `done`
- * (or `reply` for a message answered without SQL); a failure ends the stream with `error`.
+ * (or `reply` for a message answered without SQL; `fallback` before `sql` when a saved example or
+ * a rule answered without the model, issue 19); a failure ends the stream with `error`.
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
@@ -59,6 +60,8 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
     ...(outcome.memoryProblems !== undefined ? { memoryProblems: outcome.memoryProblems } : {}),
     ...(outcome.conversationId !== undefined ? { conversationId: outcome.conversationId } : {}),
     ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
+    ...(outcome.path !== undefined ? { path: outcome.path } : {}),
+    ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
   };
 }
 
