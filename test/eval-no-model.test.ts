@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEvalDataset } from '../src/eval/dataset.js';
-import { startScriptedOllama } from '../src/models/scripted/server.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { startScriptedOllama } from './support/scripted/server.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
 describe.skipIf(!HAS_BENCHMARKS)('eval --model none (embedded PGlite, model server down)', () => {

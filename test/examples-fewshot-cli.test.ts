@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER, USER_EXAMPLE_LABEL } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
-import { type ScriptedOllama, startScriptedOllama } from '../src/models/scripted/server.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 const ALICE_SQL = "SELECT name, city FROM customers WHERE country = 'India' ORDER BY city";
 const MALLORY_SQL = "SELECT email FROM customers WHERE country = 'India' /* mallory */";

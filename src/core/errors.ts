@@ -117,6 +117,10 @@ export interface ErrorDetailsByCode {
     reason?: string;
   };
   model_missing: CommonErrorDetails;
+  model_timeout: CommonErrorDetails & {
+    /** The first-token deadline that passed, in milliseconds. */
+    timeoutMs?: number;
+  };
   model_output: CommonErrorDetails & {
     /** The model's statement that stayed invalid. */
     sql?: string;
