@@ -16,6 +16,12 @@
  * model's `generate` calls for that question (a client-side wrapper keyed by the question text;
  * the loopback round trip to the model counts as model time). Query embeddings are part of the
  * overhead, as in `bench/pipeline-overhead.ts`.
+ *
+ * RSS is this process's: the server, the shop and memory PGlite instances, and also the load
+ * clients and the scripted model, which run in the same process, so it is an upper bound of a
+ * `sqlrecall serve` process under this load. Two figures: the largest RSS sampled every 100 ms
+ * while the users ask (the server under load), and the process's peak (`maxRSS`), which also
+ * counts the set-up: creating the shop fixture and initdb of the fresh memory store.
  */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -88,6 +94,10 @@ const latencies: number[] = [];
 const overheads: number[] = [];
 const errors: string[] = [];
 const crossTalk: string[] = [];
+let loadRssBytes = process.memoryUsage().rss;
+const sampler = setInterval(() => {
+  loadRssBytes = Math.max(loadRssBytes, process.memoryUsage().rss);
+}, 100);
 const started = performance.now();
 await Promise.all(
   tokens.map(async (token, u) => {
@@ -122,6 +132,8 @@ await Promise.all(
   }),
 );
 const wallS = (performance.now() - started) / 1000;
+clearInterval(sampler);
+loadRssBytes = Math.max(loadRssBytes, process.memoryUsage().rss);
 const round = (n: number) => Math.round(n * 10) / 10;
 const report = {
   memoryStore: values['memory-db'] ? 'server' : 'embedded',
@@ -135,6 +147,10 @@ const report = {
   latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
   overheadMs: { p50: round(percentile(overheads, 50)), p95: round(percentile(overheads, 95)) },
   modelMsPerQuestion: round([...modelMs.values()].reduce((a, b) => a + b, 0) / Math.max(1, modelMs.size)),
+  /** Largest RSS sampled during the load (module comment), in MB. */
+  loadRssMb: Math.round(loadRssBytes / 2 ** 20),
+  /** Peak RSS of the whole run including set-up (module comment), in MB. */
+  peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
 };
 if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 else {
@@ -142,7 +158,8 @@ else {
     `${USERS} users × ${QUESTIONS} questions over HTTP (${report.memoryStore} memory store): ${report.requests} answered, ${report.errors} errors, ${report.crossTalk} cross-talk\n` +
       `wall ${report.wallSeconds} s (${report.questionsPerSecond} questions/s on one process)\n` +
       `latency p50 ${report.latencyMs.p50} ms, p95 ${report.latencyMs.p95} ms (zero-delay scripted model)\n` +
-      `server overhead (latency − model time) p50 ${report.overheadMs.p50} ms, p95 ${report.overheadMs.p95} ms; model time ${report.modelMsPerQuestion} ms/question\n`,
+      `server overhead (latency − model time) p50 ${report.overheadMs.p50} ms, p95 ${report.overheadMs.p95} ms; model time ${report.modelMsPerQuestion} ms/question\n` +
+      `RSS under load ${report.loadRssMb} MB max (server + load clients + scripted model in one process: an upper bound of the server's); process peak incl. set-up ${report.peakRssMb} MB\n`,
   );
   for (const e of [...errors, ...crossTalk].slice(0, 5)) process.stdout.write(`  ${e}\n`);
 }

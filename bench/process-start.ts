@@ -9,8 +9,10 @@
  * - `on (owner)`: memory on, no other sqlrecall process: this process opens the embedded store;
  * - `on (socket)`: memory on while another process (a `chat`) owns the store: opened via its socket.
  * Reported per case: median wall time (spawn → exit), median time from spawn to the first chat
- * request the model server receives, and the largest peak RSS (the child's `maxRSS` from
- * `process.resourceUsage()`, printed at exit by a `--require` preload). Ratio: median wall of
+ * request the model server receives, and the largest peak RSS (the child's `VmHWM` from
+ * /proc/self/status, printed at exit by a `--require` preload; `maxRSS` of
+ * `process.resourceUsage()` where /proc is absent). Not `maxRSS` on Linux: it survives fork and
+ * exec, so a child spawned by this (large) process reported this process's RSS as its own peak. Ratio: median wall of
  * each memory-on case ÷ median wall of `off` (target ≤ 1.3×); targets: first request ≤ 1.0 s,
  * peak RSS ≤ 250 MB. `--quick`: 2 runs each.
  */
@@ -40,8 +42,15 @@ const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-start-'));
 const preload = join(dir, 'rss.cjs');
 writeFileSync(
   preload,
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the preload's source text
-  "process.on('exit', () => { process.stderr.write(`\\n@@maxrss ${process.resourceUsage().maxRSS}\\n`); });\n",
+  [
+    "process.on('exit', () => {",
+    '  let kb = process.resourceUsage().maxRSS;',
+    "  try { kb = Number(/VmHWM:\\s*(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the preload's source text
+    '  process.stderr.write(`\\n@@maxrss ${kb}\\n`);',
+    '});',
+    '',
+  ].join('\n'),
 );
 let firstRequestAt: number | undefined;
 const model = await startScriptedOllama({
