@@ -72,6 +72,16 @@ const REGISTRY = [
     full: [],
   },
   {
+    name: 'search-recall',
+    restsOn:
+      'the hash test embedding in real pgvector (PGlite): agreement of the approximate search with the exact one, not embedding quality',
+    title: 'Memory search: approximate (HNSW walk) against exact, recall@5 and time per search',
+    script: 'bench/search-recall.ts',
+    // Quick: just above the 2,000-memory cut-off, so the approximate path is taken.
+    quick: ['--memories', '2500', '--queries', '20', '--floor', '0.3'],
+    full: ['--floor', '0.3'],
+  },
+  {
     name: 'process-start',
     restsOn: 'the scripted zero-delay model; PGlite demo shop: process and memory cost only',
     title: 'Whole-process `ask`: memory on vs off, time to first model request, peak RSS',

@@ -35,14 +35,17 @@ describe('migration 2 (pinned)', () => {
     const client = createPgliteClient(undefined);
     try {
       // A store migrated before version 2 existed: only 1, 3 and 4 recorded (version 5 indexes
-      // the pinned column, so it is applied after 2, by migrate below).
+      // the pinned column, so it and every later version are applied after 2, by migrate below).
       await client.query(`CREATE TABLE sqlrecall_migrations (
         version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
       for (const m of MIGRATIONS.filter((x) => x.version !== 2 && x.version < 5)) {
         for (const statement of m.statements) await client.query(statement);
         await client.query('INSERT INTO sqlrecall_migrations (version) VALUES ($1)', [m.version]);
       }
-      expect(await migrate(client)).toEqual([2, 5]);
+      expect(await migrate(client)).toEqual([
+        2,
+        ...MIGRATIONS.filter((x) => x.version >= 5).map((x) => x.version),
+      ]);
       const columns = await client.query<{ table_name: string; column_name: string; is_nullable: string }>(
         `SELECT table_name, column_name, is_nullable FROM information_schema.columns
          WHERE column_name = 'pinned' ORDER BY table_name`,

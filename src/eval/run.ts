@@ -93,7 +93,7 @@ export interface EvalRecord {
   latencyMs: number;
   /** Memories the pipeline applied. */
   appliedMemories: number;
-  /** `taught` mode, questions with instructions: a memory taught from them was applied. */
+  /** `taught` mode, questions with instructions: a memory taught from them was recalled (reached the prompt). */
   relevantMemoryRecalled?: boolean;
   /**
    * `--model none` runs (issue 19): which path answered (`example`, `rules`), or `none` when
@@ -239,6 +239,7 @@ async function askOne(
   let repairs = 0;
   let lastResult: QueryResult | undefined;
   let fallbackPath: 'example' | 'rules' | undefined;
+  let recalled: { id: string; text: string }[] = [];
   try {
     const input = { user, message, skipAnswer: true, signal: options.signal };
     for await (const step of db.pipeline.ask(options.noModel ? { ...input, noModel: true } : input)) {
@@ -246,6 +247,7 @@ async function askOne(
       else if (step.type === 'retried') repairs += 1;
       else if (step.type === 'rows') lastResult = step.result;
       else if (step.type === 'fallback') fallbackPath = step.path;
+      else if (step.type === 'recalled') recalled = step.memories;
       else if (step.type === 'done') outcome = step.outcome;
     }
   } catch (error) {
@@ -288,7 +290,9 @@ async function askOne(
     record.path = fallbackPath ?? outcome?.path ?? 'none';
   }
   if (mode === 'taught' && q.instructions.trim() !== '') {
-    record.relevantMemoryRecalled = relevantRecalled(q, outcome?.appliedMemories ?? [], taughtMemories);
+    // Recalled, not applied: a definition without SQL reaches the prompt but is never "applied"
+    // (applied means its predicate is verified in the SQL).
+    record.relevantMemoryRecalled = relevantRecalled(q, recalled, taughtMemories);
   }
   const result = outcome?.result ?? lastResult;
   if (failure || !result) {
@@ -313,13 +317,13 @@ async function askOne(
 /** True when an applied memory came from one of `q`'s own instruction sentences. */
 function relevantRecalled(
   q: EvalQuestion,
-  applied: { id: string; text: string }[],
+  recalled: { id: string; text: string }[],
   taught: TaughtMemory[],
 ): boolean {
   const own = new Set(splitSentences(q.instructions).map(normalize));
-  if (own.size === 0 || applied.length === 0) return false;
+  if (own.size === 0 || recalled.length === 0) return false;
   const fromOwn = new Set(taught.filter((m) => own.has(normalize(m.sentence))).map((m) => m.id));
-  return applied.some((m) => fromOwn.has(m.id) || own.has(normalize(m.text)));
+  return recalled.some((m) => fromOwn.has(m.id) || own.has(normalize(m.text)));
 }
 
 const normalize = (text: string): string => text.toLowerCase().replace(/\s+/g, ' ').trim();
