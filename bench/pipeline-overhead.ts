@@ -31,6 +31,7 @@ import { percentile } from '../src/eval/report.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { hashEmbedding } from '../test/support/scripted/embedding.js';
 import { startScriptedOllama } from '../test/support/scripted/server.js';
+import { memoryText, tableName, WORDS } from './support/memory-data.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,19 +67,6 @@ function random(seed: number): () => number {
 }
 
 const TYPES = ['integer', 'bigint', 'text', 'numeric(12,2)', 'boolean', 'date', 'timestamptz'];
-const WORDS = [
-  'order',
-  'customer',
-  'invoice',
-  'shipment',
-  'refund',
-  'region',
-  'product',
-  'margin',
-  'churn',
-  'visit',
-];
-const tableName = (i: number): string => `t_${String(i).padStart(3, '0')}_${WORDS[i % WORDS.length]}`;
 
 function schemaDdl(count: number): string {
   const next = random(7);
@@ -95,20 +83,6 @@ function schemaDdl(count: number): string {
     out.push(`INSERT INTO ${tableName(i)} (id) SELECT g FROM generate_series(1, 20) g;`);
   }
   return out.join('\n');
-}
-
-function memoryText(i: number): { kind: 'term' | 'metric'; text: string } {
-  const w = WORDS[i % WORDS.length]!;
-  const t = tableName(i % tableCount);
-  return i % 3 === 0
-    ? {
-        kind: 'metric',
-        text: `${w} score ${i} is the average of ${t} c${(i % 9) + 1} over the last ${(i % 12) + 1} months`,
-      }
-    : {
-        kind: 'term',
-        text: `a ${w} of type ${i} means a row of ${t} whose c${(i % 9) + 1} is above ${i % 1000}`,
-      };
 }
 
 class MeteredRuntime extends Runtime {
@@ -153,7 +127,7 @@ async function main(): Promise<void> {
     for (let from = 0; from < memoryCount; from += 500) {
       const ops: MemoryOp[] = [];
       for (let i = from; i < Math.min(memoryCount, from + 500); i += 1) {
-        const m = memoryText(i);
+        const m = memoryText(i, tableCount);
         ops.push({ op: 'add', memory: { kind: m.kind, text: m.text }, embedding: hashEmbedding(m.text) });
       }
       await memory.store.write({ user: USER }, ops);

@@ -25,6 +25,7 @@ import { percentile } from '../src/eval/report.js';
 import { createMemoryStore, createPgliteClient } from '../src/memory/store/index.js';
 import type { SearchPath } from '../src/memory/store/search.js';
 import { hashEmbedding } from '../test/support/scripted/embedding.js';
+import { memoryText, WORDS } from './support/memory-data.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,35 +43,6 @@ const queryCount = Number(args.queries);
 const USER = 'bench-user';
 const TOP_K = 5;
 const KINDS: MemoryKind[] = ['term', 'metric', 'entity', 'example', 'context'];
-const WORDS = [
-  'order',
-  'customer',
-  'invoice',
-  'shipment',
-  'refund',
-  'region',
-  'product',
-  'margin',
-  'churn',
-  'visit',
-];
-const tableName = (i: number): string => `t_${String(i).padStart(3, '0')}_${WORDS[i % WORDS.length]}`;
-
-/** The memory texts of bench/pipeline-overhead.ts (100 tables). */
-function memoryText(i: number): { kind: 'term' | 'metric'; text: string } {
-  const w = WORDS[i % WORDS.length]!;
-  const t = tableName(i % 100);
-  return i % 3 === 0
-    ? {
-        kind: 'metric',
-        text: `${w} score ${i} is the average of ${t} c${(i % 9) + 1} over the last ${(i % 12) + 1} months`,
-      }
-    : {
-        kind: 'term',
-        text: `a ${w} of type ${i} means a row of ${t} whose c${(i % 9) + 1} is above ${i % 1000}`,
-      };
-}
-
 async function main(): Promise<void> {
   const dataDir = args['data-dir'] ?? mkdtempSync(join(tmpdir(), 'sqlrecall-bench-recall-'));
   const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
@@ -90,7 +62,7 @@ async function main(): Promise<void> {
       for (let from = 0; from < memoryCount; from += 500) {
         const ops: MemoryOp[] = [];
         for (let i = from; i < Math.min(memoryCount, from + 500); i += 1) {
-          const m = memoryText(i);
+          const m = memoryText(i, 100);
           ops.push({ op: 'add', memory: { kind: m.kind, text: m.text }, embedding: hashEmbedding(m.text) });
         }
         await exact.write(scope, ops);
