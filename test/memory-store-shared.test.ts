@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Gate, startWireMux, type WireMux } from '../src/memory/store/wire-mux.js';
+import { Gate, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
 
 describe('wire multiplexer over one PGlite', () => {
   let dir: string;

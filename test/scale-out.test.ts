@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { Gate, startWireMux } from '../src/databases/pglite/wire-mux.js';
 import { createDemoDatabase } from '../src/demo/load.js';
-import { Gate, startWireMux } from '../src/memory/store/wire-mux.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
 import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 

@@ -1,10 +1,11 @@
 /**
  * One embedded memory store for every process (issue 15), as a user meets it: `chat` open in one
  * terminal owns the store; `ask`, `memory add`, `memory list`, `users add` and `serve` run beside
- * it as socket clients; the owner killed with SIGKILL, the next process takes over with nothing lost.
+ * it as socket clients — of the memory store and of the embedded demo shop they all question; the
+ * owner killed with SIGKILL, the next process takes both over with nothing lost.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,11 +59,12 @@ describe('one embedded memory store shared by every process', () => {
   let server: ScriptedOllama;
   let dir: string;
   let env: Record<string, string>;
+  let orders: number;
   const running: Running[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlrecall-shared-'));
-    await createDemoDatabase(join(dir, 'demo-shop'));
+    orders = (await createDemoDatabase(join(dir, 'demo-shop'))).counts.orders as number;
     server = await startScriptedOllama({
       models: ['qwen2.5-coder:7b', 'all-minilm'],
       chat: (request): ScriptedReply => {
@@ -90,6 +92,11 @@ describe('one embedded memory store shared by every process', () => {
   const cli = (args: string[]) => runSqlrecall(args, { env, timeoutMs: 120_000 });
   const memoryDir = () => join(env.SQLRECALL_HOME as string, 'memory');
   const lockPid = () => readFileSync(join(memoryDir(), LOCK_FILE_NAME), 'utf8').split(' ')[0];
+  /** The pid holding the shop's lock, or undefined when nobody holds it. */
+  const shopLockPid = (): string | undefined => {
+    const file = join(env.DATABASE_URL?.slice('pglite:'.length) as string, LOCK_FILE_NAME);
+    return existsSync(file) ? readFileSync(file, 'utf8').split(' ')[0] : undefined;
+  };
   const texts = async (user: string): Promise<string[]> => {
     const list = await cli(['memory', 'list', '--json', '--user', user]);
     expect(list.code, list.stderr).toBe(0);
@@ -97,11 +104,12 @@ describe('one embedded memory store shared by every process', () => {
   };
 
   it('chat owns the store while ask, memory add/list, users add and serve run beside it; SIGKILL of the owner loses nothing', async () => {
-    // The demo shop is an embedded database too: chat, ask and serve each question their own copy.
+    // The demo shop is an embedded database too: chat opens it, ask and serve reach it through chat.
     const chat = start(['chat', '--user', 'priya'], env);
     running.push(chat);
     await chat.waitFor(new RegExp(CHAT_PROMPT.replace(/[>]/g, '\\$&')));
     expect(lockPid()).toBe(String(chat.child.pid));
+    expect(shopLockPid()).toBe(String(chat.child.pid));
     const runDir = join(memoryDir(), '.run');
     expect(statSync(runDir).mode & 0o777).toBe(0o700);
     const socket = statSync(join(runDir, '.s.PGSQL.5432'));
@@ -144,6 +152,7 @@ describe('one embedded memory store shared by every process', () => {
     const asNewbie = () => fetch(`${url}/api/memories`, { headers: { authorization: `Bearer ${token}` } });
     expect((await asNewbie()).status).toBe(200); // the running server sees the new user at once
     expect(lockPid()).toBe(String(chat.child.pid)); // nobody else opened the data directory
+    expect(shopLockPid()).toBe(String(chat.child.pid)); // nor the shop's: ask and serve used chat's socket
 
     chat.child.kill('SIGKILL');
     await chat.exited;
@@ -155,5 +164,10 @@ describe('one embedded memory store shared by every process', () => {
     // The server's connection broke with the owner; its next request re-resolves and still works.
     expect((await asNewbie()).status).toBe(200);
     expect(lockPid()).not.toBe(String(chat.child.pid));
+    // The shop too: the next question is answered; its process took the shop over (and let it go at exit).
+    const asked = await cli(['ask', '--json', '--user', 'priya', 'how many orders?']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(JSON.parse(asked.stdout).rows).toEqual([[String(orders)]]);
+    expect(shopLockPid()).not.toBe(String(chat.child.pid));
   }, 420_000);
 });

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { Gate, startWireMux } from '../../src/databases/pglite/wire-mux.js';
 import {
   createMemoryStore,
   type MemoryStoreOptions,
   type SqlMemoryStore,
 } from '../../src/memory/store/index.js';
-import { Gate, startWireMux } from '../../src/memory/store/wire-mux.js';
 
 /** Store engines covered by every memory store suite. */
 export type StoreEngine = 'pglite' | 'server-style';

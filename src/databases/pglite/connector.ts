@@ -6,19 +6,29 @@
  * Differences from a server, by PGlite's design: one connection (statements run one after
  * another), and `statement_timeout` is NOT enforced — a runaway query runs until it ends.
  * `SET TRANSACTION READ ONLY` is enforced, so writes are still refused (SQLSTATE 25006).
+ *
+ * A data directory is shared by every local process (issue 15, `sharing.ts`): the first to use it
+ * opens it and serves it on a Unix socket; while it runs, others (an `ask` beside a `chat` on the
+ * same database) reach it through that socket with the server connector, so they never open a
+ * second PGlite on the same files (which could corrupt them) and start without loading PGlite.
  */
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { resolve } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { SqlrecallError } from '../../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
 import { queryError, unreachableError } from '../postgres/errors.js';
 import { executeReadOnly, type RawResult, type ReadOnlySession } from '../postgres/execute.js';
 import { introspectCatalog } from '../postgres/introspect.js';
 import { TypeNameCache } from '../postgres/type-names.js';
-import { pgliteStartParams } from './start-params.js';
+import { acquireSharedPglite, brokenConnection, openPglite } from './sharing.js';
 
 /** Options of {@link createPgliteConnector}. */
 export interface PgliteConnectorOptions {
-  /** Data directory; default (undefined): a fresh in-memory database. Ignored when `pglite` is given. */
+  /**
+   * Data directory, shared with other local processes (module comment); default (undefined): a
+   * fresh in-memory database. Ignored when `pglite` is given.
+   */
   dataDir?: string;
   /** An instance owned by the caller; {@link DatabaseConnector.close} then leaves it open. */
   pglite?: PGlite;
@@ -33,7 +43,8 @@ type ParserMap = Record<number, (value: string) => string>;
  * with an object spread, so each known type oid needs an explicit entry; oids it does not know
  * (user enums, their arrays) come back as text anyway.
  */
-function rawParsers(db: PGlite): ParserMap {
+async function rawParsers(db: PGlite): Promise<ParserMap> {
+  const { types: pgliteTypes } = await import('@electric-sql/pglite');
   const identity = (value: string): string => value;
   const parsers: ParserMap = {};
   for (const key of [...Object.keys(db.parsers), ...Object.keys(pgliteTypes.parsers)]) {
@@ -43,58 +54,39 @@ function rawParsers(db: PGlite): ParserMap {
   return parsers;
 }
 
-/**
- * Creates a connector on an embedded database. The instance starts lazily on first use
- * (≈1–3 s) with a 16MB buffer pool (`start-params.ts`); a data directory can be opened by one
- * process at a time.
- */
-export function createPgliteConnector(options: PgliteConnectorOptions = {}): DatabaseConnector {
-  const owned = options.pglite === undefined;
-  const displayName = options.pglite
-    ? `pglite:${options.pglite.dataDir ?? 'memory:'}`
-    : `pglite:${options.dataDir ?? 'memory:'}`;
+/** Runs `fn` with the instance: directly, or inside the gate it shares with socket clients. */
+type Run = <T>(fn: (db: PGlite) => Promise<T>) => Promise<T>;
+
+/** The connector on an instance this process holds (private, or owned and shared). */
+function instanceConnector(
+  displayName: string,
+  run: Run,
+  schemas: string[] | undefined,
+  close: () => Promise<void>,
+) {
   const types = new TypeNameCache();
-  let started: Promise<PGlite> | undefined;
-
-  const db = (): Promise<PGlite> => {
-    started ??= (async () => {
-      // Object form: PGlite ignores the options argument when the data dir argument is undefined.
-      const instance =
-        options.pglite ??
-        new PGlite({ dataDir: options.dataDir, startParams: pgliteStartParams(PGlite.defaultStartParams) });
-      await instance.waitReady;
-      return instance;
-    })();
-    return started.catch((error: unknown) => {
-      started = undefined;
-      throw unreachableError(displayName, error);
-    });
-  };
-
-  return {
+  const connector: DatabaseConnector = {
     dialect: 'postgres',
     displayName,
 
     async ping(): Promise<void> {
-      const instance = await db();
       try {
-        await instance.query('SELECT 1');
+        await run((db) => db.query('SELECT 1'));
       } catch (error) {
         throw unreachableError(displayName, error);
       }
     },
 
     async introspect(introspectOptions: IntrospectOptions = {}): Promise<Schema> {
-      const instance = await db();
       try {
-        return await instance.transaction(async (tx) => {
-          await tx.exec('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
-          const schema = await introspectCatalog(tx, {
-            schemas: introspectOptions.schemas ?? options.schemas,
-          });
-          await tx.rollback();
-          return schema;
-        });
+        return await run((db) =>
+          db.transaction(async (tx) => {
+            await tx.exec('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+            const schema = await introspectCatalog(tx, { schemas: introspectOptions.schemas ?? schemas });
+            await tx.rollback();
+            return schema;
+          }),
+        );
       } catch (error) {
         throw queryError(error, { displayName });
       }
@@ -107,36 +99,152 @@ export function createPgliteConnector(options: PgliteConnectorOptions = {}): Dat
      */
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       if (executeOptions.signal?.aborted) throw queryError({ code: '57014' }, { displayName, aborted: true });
-      const instance = await db();
-      const parsers = rawParsers(instance);
       try {
-        return await instance.transaction((tx) => {
-          const session: ReadOnlySession = {
-            query: (text, params) => tx.query(text, params),
-            begin: async (settings) => {
-              await tx.exec(['SET TRANSACTION READ ONLY', ...settings].join('; '));
-            },
-            queryRaw: async (text): Promise<RawResult> => {
-              const result = await tx.query<(string | null)[]>(text, [], { rowMode: 'array', parsers });
-              return {
-                fields: result.fields.map((field) => ({ name: field.name, typeOid: field.dataTypeID })),
-                rows: result.rows,
-              };
-            },
-            rollback: () => tx.rollback(),
-          };
-          return executeReadOnly(session, sql, executeOptions, types, false);
+        return await run(async (db) => {
+          const parsers = await rawParsers(db);
+          return db.transaction((tx) => {
+            const session: ReadOnlySession = {
+              query: (text, params) => tx.query(text, params),
+              begin: async (settings) => {
+                await tx.exec(['SET TRANSACTION READ ONLY', ...settings].join('; '));
+              },
+              queryRaw: async (text): Promise<RawResult> => {
+                const result = await tx.query<(string | null)[]>(text, [], { rowMode: 'array', parsers });
+                return {
+                  fields: result.fields.map((field) => ({ name: field.name, typeOid: field.dataTypeID })),
+                  rows: result.rows,
+                };
+              },
+              rollback: () => tx.rollback(),
+            };
+            return executeReadOnly(session, sql, executeOptions, types, false);
+          });
         });
       } catch (error) {
         throw queryError(error, { displayName, timeoutMs: executeOptions.timeoutMs });
       }
     },
 
-    async close(): Promise<void> {
-      if (!owned || !started) return;
+    close,
+  };
+  return connector;
+}
+
+/**
+ * Creates a connector on an embedded database. Nothing starts until the first call. With a
+ * `dataDir`, the first call either opens it (≈1–3 s, a 16MB buffer pool, `start-params.ts`) and
+ * serves it to other local processes, or — while another process holds it — connects to that
+ * process's socket (`sharing.ts`); when that process exits, the next call takes over. Without
+ * one, a private in-memory instance; with `pglite`, the caller's instance (left open by `close`).
+ * @throws SqlrecallError `db_unreachable` from the first call when the database cannot be opened,
+ *   or stays held by a process that does not answer on its socket for 30 s
+ */
+export function createPgliteConnector(options: PgliteConnectorOptions = {}): DatabaseConnector {
+  if (options.pglite === undefined && options.dataDir !== undefined)
+    return sharedConnector(resolve(options.dataDir), options.schemas);
+  const given = options.pglite;
+  const displayName = given ? `pglite:${given.dataDir ?? 'memory:'}` : 'pglite:memory:';
+  let started: Promise<PGlite> | undefined;
+  const db = (): Promise<PGlite> => {
+    started ??= given ? given.waitReady.then(() => given) : openPglite(undefined, false);
+    return started.catch((error: unknown) => {
+      started = undefined;
+      throw unreachableError(displayName, error);
+    });
+  };
+  return instanceConnector(
+    displayName,
+    async (fn) => fn(await db()),
+    options.schemas,
+    async () => {
+      if (given || !started) return;
       const instance = await started.catch(() => undefined);
       started = undefined;
       if (instance && !instance.closed) await instance.close();
+    },
+  );
+}
+
+type Mode = { connector: DatabaseConnector; owner: boolean };
+
+/** True for a failure of the connection to another process's socket (its owner went away). */
+function ownerGone(error: unknown): boolean {
+  return error instanceof SqlrecallError && error.code === 'db_unreachable' && brokenConnection(error.cause);
+}
+
+/** The connector on a data directory shared between processes (see the module comment). */
+function sharedConnector(dir: string, schemas: string[] | undefined): DatabaseConnector {
+  const displayName = `pglite:${dir}`;
+  let mode: Promise<Mode> | undefined;
+
+  const resolveMode = async (): Promise<Mode> => {
+    const shared = await acquireSharedPglite(dir, {
+      connect: async (runDir) => {
+        // Loaded only here: an owner never needs `pg` (≈0.1–0.2 s of start).
+        const { createPostgresConnector } = await import('../postgres/connector.js');
+        const connector = createPostgresConnector({
+          url: 'postgres://postgres@localhost/postgres',
+          socketDir: runDir,
+          displayName,
+          schemas,
+          cancel: false,
+        });
+        try {
+          await connector.ping();
+          return connector;
+        } catch (error) {
+          await connector.close().catch(() => undefined);
+          // The socket is not there (yet) or refused: unwrap, so the wait-and-retry recognizes it.
+          throw ownerGone(error) ? (error as SqlrecallError).cause : error;
+        }
+      },
+      unavailable: (pid, cause) =>
+        new SqlrecallError(
+          'db_unreachable',
+          `The database ${displayName} is held by ${pid > 0 ? `process ${pid}` : 'another process'} but does not answer on its socket; wait for it or stop that process.`,
+          { cause, details: { url: displayName, retryable: true } },
+        ),
+    });
+    if (shared.kind === 'client') return { connector: shared.client, owner: false };
+    const run: Run = (fn) => shared.gate.run(() => fn(shared.db));
+    return { connector: instanceConnector(displayName, run, schemas, shared.release), owner: true };
+  };
+
+  const current = (): Promise<Mode> => {
+    mode ??= resolveMode();
+    return mode.catch((error: unknown) => {
+      mode = undefined;
+      throw error instanceof SqlrecallError ? error : unreachableError(displayName, error);
+    });
+  };
+
+  /** Runs `fn`; when the owner's socket went away, re-resolves (maybe taking over) and runs it once more. */
+  const withMode = async <T>(fn: (connector: DatabaseConnector) => Promise<T>): Promise<T> => {
+    const first = await current();
+    try {
+      return await fn(first.connector);
+    } catch (error) {
+      if (first.owner || !ownerGone(error)) throw error;
+      if (mode) {
+        const stale = mode;
+        mode = undefined;
+        void stale.then((m) => m.connector.close()).catch(() => undefined);
+      }
+      return fn((await current()).connector);
+    }
+  };
+
+  return {
+    dialect: 'postgres',
+    displayName,
+    ping: () => withMode((c) => c.ping()),
+    introspect: (introspectOptions) => withMode((c) => c.introspect(introspectOptions)),
+    execute: (sql, executeOptions) => withMode((c) => c.execute(sql, executeOptions)),
+    async close(): Promise<void> {
+      const closing = mode;
+      mode = undefined;
+      const value = await closing?.catch(() => undefined);
+      await value?.connector.close();
     },
   };
 }

@@ -21,6 +21,20 @@ export interface PostgresConnectorOptions {
   schemas?: string[];
   /** `application_name` shown in `pg_stat_activity`; default `sqlrecall`. */
   applicationName?: string;
+  /**
+   * Connect to the Unix socket `<socketDir>/.s.PGSQL.5432` as user `postgres` to database
+   * `postgres` instead of `url` (which then only has to be a `postgres://` URL): another sqlrecall
+   * process serving its embedded database (`../pglite/sharing.ts`). Default: undefined (use `url`).
+   */
+  socketDir?: string;
+  /** Shown in messages instead of the masked `url`; default `maskUrl(url)`. */
+  displayName?: string;
+  /**
+   * Cancel a statement that outlives its timeout or whose signal aborts with `pg_cancel_backend`
+   * from a second connection; default true. False for an embedded database served over a socket:
+   * it is one session that cannot be interrupted (a cancelling connection would only queue behind it).
+   */
+  cancel?: boolean;
 }
 
 /** Pool size: one statement at a time per question, plus a spare for introspection. */
@@ -57,9 +71,13 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
   if (!/^postgres(ql)?:\/\//i.test(options.url)) {
     throw new SqlrecallError('config', `Not a PostgreSQL URL: "${maskUrl(options.url)}".`);
   }
-  const displayName = maskUrl(options.url);
+  const displayName = options.displayName ?? maskUrl(options.url);
+  const target: pg.PoolConfig =
+    options.socketDir === undefined
+      ? { connectionString: options.url }
+      : { host: options.socketDir, port: 5432, user: 'postgres', database: 'postgres' };
   const pool = new pg.Pool({
-    connectionString: options.url,
+    ...target,
     max: POOL_MAX,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 10_000,
@@ -186,15 +204,16 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
       };
       let active = true;
       let timedOut = false;
-      const onAbort = (): void => {
-        void cancelBackend(options.url, client, () => active);
+      const cancel = (): void => {
+        if (options.cancel !== false) void cancelBackend(target, client, () => active);
       };
+      const onAbort = (): void => cancel();
       signal?.addEventListener('abort', onAbort, { once: true });
       // statement_timeout cancels on the server; this watchdog covers the whole round trip
       // (BEGIN, DECLARE, FETCH) and a server that does not honour it, then cancels the backend.
       const watchdog = setTimeout(() => {
         timedOut = true;
-        void cancelBackend(options.url, client, () => active);
+        cancel();
       }, executeOptions.timeoutMs + WATCHDOG_GRACE_MS);
       try {
         return await executeReadOnly(session, sql, executeOptions, types, true);
@@ -309,11 +328,15 @@ export class PoolSlots {
  * `isActive` is checked just before cancelling, so a client already back in the pool (and maybe
  * running someone else's statement) is left alone; a tiny race window remains.
  */
-async function cancelBackend(url: string, client: pg.PoolClient, isActive: () => boolean): Promise<void> {
+async function cancelBackend(
+  target: pg.ClientConfig,
+  client: pg.PoolClient,
+  isActive: () => boolean,
+): Promise<void> {
   // `processID` is set by pg's Client after the startup handshake; @types/pg does not declare it.
   const pid: unknown = Reflect.get(client, 'processID');
   if (typeof pid !== 'number' || pid === 0) return;
-  const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const canceller = new pg.Client({ ...target, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // The server may end this short-lived session (shutdown, dropped database): never an unhandled error.
   canceller.on('error', () => {});
   try {

@@ -51,8 +51,7 @@ export interface SqlClient extends SqlSession {
   ownsStore?(): Promise<boolean>;
 }
 
-/** Name of the lock file that marks a data directory as owned by a running process. */
-export const LOCK_FILE_NAME = 'sqlrecall-memory.lock';
+export { LOCK_FILE_NAME } from '../../databases/pglite/sharing.js';
 
 /** Wraps a driver error as `memory_store` (connection problems get a reason sentence). */
 export function storeError(error: unknown, displayName: string): SqlrecallError {

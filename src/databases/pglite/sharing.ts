@@ -1,0 +1,245 @@
+/**
+ * One embedded PGlite data directory for every local process (issue 15): the memory store and a
+ * user's `pglite:` database alike.
+ *
+ * PGlite is one PostgreSQL session inside one process and does not stop a second process from
+ * opening (and corrupting) the same data directory. So: the first process to open a data
+ * directory writes `<dir>/sqlrecall-memory.lock` (its pid), opens PGlite and serves it on the Unix
+ * socket `<dir>/.run/.s.PGSQL.5432` (directory 0700, socket 0600, never TCP) through the
+ * serializing multiplexer of `wire-mux.ts`. Every later process finds the lock held by a live pid
+ * and connects to that socket with `pg`. When the owner exits (or is killed), its lock's pid is
+ * dead: the next process to open removes the stale lock and socket and becomes the owner.
+ * A directory opened twice in one process shares one PGlite (reference-counted).
+ *
+ * The lock file keeps the name it had when only the memory store was shared, so every sqlrecall
+ * version that shares a directory sees the same lock.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { isConnectionError } from '../postgres/errors.js';
+import { pgliteStartParams } from './start-params.js';
+import { Gate, SOCKET_FILE_NAME, startWireMux, type WireMux } from './wire-mux.js';
+
+/** Name of the lock file that marks a data directory as owned by a running process. */
+export const LOCK_FILE_NAME = 'sqlrecall-memory.lock';
+
+/**
+ * Default wait for a directory another process is opening or handing over: 30 s (PGlite's own
+ * start is 1–3.5 s, LIBRARIES.md; a takeover adds one more start).
+ */
+export const SHARED_PGLITE_WAIT_MS = 30_000;
+
+/** The data directory's run directory, where the socket lives. */
+export function runDirOf(dir: string): string {
+  return join(dir, '.run');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Tries to take the lock file: a release function when taken, else the live owner's pid (-1 when
+ * it cannot be read yet). A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
+ */
+function tryLock(dir: string): { release: () => void } | { pid: number } {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, LOCK_FILE_NAME);
+  const token = `${process.pid} ${randomUUID()}`;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      writeFileSync(file, token, { flag: 'wx', mode: 0o600 });
+      return {
+        release: () => {
+          try {
+            if (readFileSync(file, 'utf8') === token) rmSync(file, { force: true });
+          } catch {
+            // already gone
+          }
+        },
+      };
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      let pid = Number.NaN;
+      try {
+        pid = Number.parseInt(readFileSync(file, 'utf8').split(' ')[0] ?? '', 10);
+      } catch {
+        continue; // vanished meanwhile: retry
+      }
+      // A lock just created may not hold its pid yet (empty file): treat as live, wait and retry.
+      if (!Number.isInteger(pid)) return { pid: -1 };
+      if (pid !== process.pid && pidAlive(pid)) return { pid };
+      rmSync(file, { force: true }); // stale: its process is gone (or ours, not released)
+      rmSync(join(runDirOf(dir), SOCKET_FILE_NAME), { force: true });
+    }
+  }
+  return { pid: -1 };
+}
+
+/**
+ * Opens a PGlite on `dir` (undefined: in memory) with a 16MB buffer pool (start-params.ts: −120 MB
+ * RSS per instance) and, with `vector`, the pgvector extension. Loads the WASM package on demand,
+ * so a process that only talks to another process's socket never loads it.
+ */
+export async function openPglite(dir: string | undefined, vector: boolean): Promise<PGlite> {
+  const [{ PGlite }, extensions] = await Promise.all([
+    import('@electric-sql/pglite'),
+    vector ? import('@electric-sql/pglite-pgvector').then((m) => ({ vector: m.vector })) : undefined,
+  ]);
+  // Object form (PGlite ignores the options argument when the data dir argument is undefined).
+  const db = new PGlite({
+    dataDir: dir,
+    ...(extensions ? { extensions } : {}),
+    startParams: pgliteStartParams(PGlite.defaultStartParams),
+  });
+  await db.waitReady;
+  return db;
+}
+
+/** An open PGlite owned by this process, shared by everything in it that opened its directory. */
+interface Owner {
+  db: PGlite;
+  gate: Gate;
+  mux: WireMux;
+  refs: number;
+  release: () => void;
+}
+
+/** Data directories this process owns (absolute path → owner being opened or open). */
+const owners = new Map<string, Promise<Owner>>();
+
+async function openOwner(dir: string, vector: boolean, release: () => void): Promise<Owner> {
+  let db: PGlite | undefined;
+  try {
+    db = await openPglite(dir, vector);
+    const gate = new Gate();
+    const mux = await startWireMux(db, gate, runDirOf(dir));
+    return { db, gate, mux, refs: 0, release };
+  } catch (error) {
+    await db?.close().catch(() => undefined);
+    release();
+    throw error;
+  }
+}
+
+async function closeOwner(owner: Owner): Promise<void> {
+  try {
+    await owner.mux.close();
+    // Let a client's transaction in flight finish (or be rolled back) before closing.
+    await owner.gate.run(async () => {
+      if (!owner.db.closed) await owner.db.close();
+    });
+  } finally {
+    owner.release();
+  }
+}
+
+/** Socket-level failures (Node error codes look like SQLSTATEs to `isConnectionError`: EPIPE). */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT', 'ETIMEDOUT']);
+
+/** True when an owner's socket is gone or the connection to it broke. */
+export function brokenConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
+  return isConnectionError(error);
+}
+
+/**
+ * This process owns the directory: run every use of `db` inside `gate.run` (socket clients take
+ * the same gate per transaction); call `release()` once when done (the last release closes it).
+ */
+export interface OwnedPglite {
+  kind: 'owner';
+  db: PGlite;
+  gate: Gate;
+  release(): Promise<void>;
+}
+
+/** Another process owns the directory: `client` reaches it through the owner's socket. */
+export interface SocketPglite<C> {
+  kind: 'client';
+  client: C;
+  /** The owner's pid when it could be read (-1 otherwise). */
+  ownerPid: number;
+}
+
+/** Options of {@link acquireSharedPglite}. */
+export interface AcquireOptions<C> {
+  /** Load pgvector when this process opens the directory; default false. */
+  vector?: boolean;
+  /** Longest wait for a directory that is locked but does not answer; default {@link SHARED_PGLITE_WAIT_MS}. */
+  waitMs?: number;
+  /**
+   * Connects to the owner's socket in `runDir` (host for `pg`, port 5432) and proves it answers.
+   * Must throw an error {@link brokenConnection} recognizes when nobody answers (then this waits
+   * and retries); any other error is passed on.
+   */
+  connect(runDir: string): Promise<C>;
+  /** The error thrown when the wait ends (`ownerPid` -1 when unknown). */
+  unavailable(ownerPid: number, cause: unknown): Error;
+}
+
+/**
+ * Opens `dir` (an absolute path) as its owner, or connects to the process that owns it (see the
+ * module comment). A directory this process owns already is shared in-process (its `vector`
+ * option is the first opener's).
+ * @throws the `unavailable` error when the directory stays locked and unreachable for `waitMs`;
+ *   PGlite's own start errors when this process becomes the owner
+ */
+export async function acquireSharedPglite<C>(
+  dir: string,
+  options: AcquireOptions<C>,
+): Promise<OwnedPglite | SocketPglite<C>> {
+  const deadline = Date.now() + (options.waitMs ?? SHARED_PGLITE_WAIT_MS);
+  let lastPid = -1;
+  let lastError: unknown;
+  for (;;) {
+    let opening = owners.get(dir);
+    if (!opening) {
+      const lock = tryLock(dir);
+      if ('release' in lock) {
+        opening = openOwner(dir, options.vector ?? false, lock.release);
+        const mine = opening;
+        owners.set(dir, mine);
+        mine.catch(() => {
+          if (owners.get(dir) === mine) owners.delete(dir);
+        });
+      } else {
+        lastPid = lock.pid;
+      }
+    }
+    if (opening) {
+      const owner = await opening;
+      owner.refs += 1;
+      let released = false;
+      return {
+        kind: 'owner',
+        db: owner.db,
+        gate: owner.gate,
+        release: async () => {
+          if (released) return;
+          released = true;
+          owner.refs -= 1;
+          if (owner.refs > 0) return;
+          owners.delete(dir);
+          await closeOwner(owner);
+        },
+      };
+    }
+    try {
+      return { kind: 'client', client: await options.connect(runDirOf(dir)), ownerPid: lastPid };
+    } catch (error) {
+      if (!brokenConnection(error)) throw error;
+      lastError = error;
+    }
+    if (Date.now() >= deadline) throw options.unavailable(lastPid, lastError);
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.floor(Math.random() * 100)));
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * A user's `pglite:` database shared by several processes (issue 15): while one process holds the
+ * data directory, another reaches it through the owner's Unix socket (never a second PGlite on the
+ * same files), still read-only; when the owner is killed, the next call takes the directory over.
+ * The owner is the built connector (`dist/`, as the CLI runs it) in a child process.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqlrecallError } from '../src/core/errors.js';
+import { createPgliteConnector } from '../src/databases/pglite/connector.js';
+import { LOCK_FILE_NAME, openPglite, runDirOf } from '../src/databases/pglite/sharing.js';
+import { ROOT } from './support/cli.js';
+
+const OPTIONS = { timeoutMs: 10_000, maxRows: 100 };
+
+describe('a pglite: database shared between processes', () => {
+  let dir: string;
+  let owner: ChildProcessWithoutNullStreams | undefined;
+
+  beforeAll(async () => {
+    dir = join(mkdtempSync(join(tmpdir(), 'sqlrecall-shared-db-')), 'shop');
+    const db = await openPglite(dir, false);
+    await db.exec(
+      'CREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items VALUES (1, $$a$$), (2, $$b$$), (3, $$c$$);',
+    );
+    await db.close();
+  }, 120_000);
+
+  afterAll(() => {
+    owner?.kill('SIGKILL');
+    rmSync(join(dir, '..'), { recursive: true, force: true });
+  });
+
+  const lockPid = () => readFileSync(join(dir, LOCK_FILE_NAME), 'utf8').split(' ')[0];
+
+  /** A child process that opens the directory through the connector and keeps it open. */
+  async function startOwner(): Promise<ChildProcessWithoutNullStreams> {
+    const connector = pathToFileURL(join(ROOT, 'dist/databases/pglite/connector.js')).href;
+    const script = `import { createPgliteConnector } from ${JSON.stringify(connector)};
+const c = createPgliteConnector({ dataDir: ${JSON.stringify(dir)} });
+await c.ping();
+process.stdout.write('ready\\n');
+setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (out.includes('ready')) resolve();
+      });
+      child.stderr.on('data', (d) => {
+        out += d;
+      });
+      child.on('close', (code) => reject(new Error(`owner exited ${code}: ${out}`)));
+    });
+    return child;
+  }
+
+  it('reaches the owner through its socket, read-only, and takes over when the owner is killed', async () => {
+    owner = await startOwner();
+    const ownerPid = String(owner.pid);
+    expect(lockPid()).toBe(ownerPid);
+    expect(statSync(runDirOf(dir)).mode & 0o777).toBe(0o700);
+    expect(statSync(join(runDirOf(dir), '.s.PGSQL.5432')).mode & 0o777).toBe(0o600);
+
+    const client = createPgliteConnector({ dataDir: dir });
+    try {
+      const schema = await client.introspect();
+      expect(schema.tables.map((t) => t.name)).toEqual(['items']);
+      const counted = await client.execute('SELECT count(*) AS n FROM items', OPTIONS);
+      expect(counted.rows).toEqual([['3']]);
+      // The directory stayed the owner's: this process is a socket client, not a second PGlite.
+      expect(lockPid()).toBe(ownerPid);
+
+      // Hostile: a write through the socket is refused by the read-only transaction; nothing changes.
+      const refused = await client.execute('DELETE FROM items', OPTIONS).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(SqlrecallError);
+      expect((refused as SqlrecallError).details).toMatchObject({ sqlState: '25006' });
+      expect((await client.execute('SELECT count(*) AS n FROM items', OPTIONS)).rows).toEqual([['3']]);
+
+      owner.kill('SIGKILL');
+      await new Promise((resolve) => owner?.on('close', resolve));
+      // The next call finds the socket gone and the owner dead: it opens the directory itself.
+      const after = await client.execute('SELECT name FROM items ORDER BY id', OPTIONS);
+      expect(after.rows).toEqual([['a'], ['b'], ['c']]);
+      expect(lockPid()).toBe(String(process.pid));
+    } finally {
+      await client.close();
+    }
+    expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
+  }, 180_000);
+
+  it('two connectors of one process share one instance until the last one closes', async () => {
+    const first = createPgliteConnector({ dataDir: dir });
+    const second = createPgliteConnector({ dataDir: dir });
+    try {
+      await first.ping();
+      await second.ping();
+      expect(lockPid()).toBe(String(process.pid));
+      await first.close();
+      expect((await second.execute('SELECT count(*) AS n FROM items', OPTIONS)).rows).toEqual([['3']]);
+    } finally {
+      await second.close();
+    }
+    expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
+  }, 120_000);
+});
