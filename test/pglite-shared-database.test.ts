@@ -5,7 +5,7 @@
  * The owner is the built connector (`dist/`, as the CLI runs it) in a child process.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -98,6 +98,28 @@ setInterval(() => {}, 1000);`;
     }
     expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
   }, 180_000);
+
+  it('a directory held by a live process that does not answer is db_unreachable, and is left alone', async () => {
+    const holder = spawn('sleep', ['60']);
+    try {
+      const held = join(dir, '..', 'held');
+      mkdirSync(held);
+      writeFileSync(join(held, LOCK_FILE_NAME), `${holder.pid} someone`);
+      const connector = createPgliteConnector({ dataDir: held, waitMs: 300 });
+      const error = await connector.ping().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(SqlrecallError);
+      expect((error as SqlrecallError).code).toBe('db_unreachable');
+      expect((error as SqlrecallError).message).toContain(`held by process ${holder.pid}`);
+      expect(readFileSync(join(held, LOCK_FILE_NAME), 'utf8')).toBe(`${holder.pid} someone`);
+      expect(existsSync(join(held, 'PG_VERSION'))).toBe(false); // no PGlite was opened on it
+      await connector.close();
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
 
   it('two connectors of one process share one instance until the last one closes', async () => {
     const first = createPgliteConnector({ dataDir: dir });

@@ -34,6 +34,11 @@ export interface PgliteConnectorOptions {
   pglite?: PGlite;
   /** Schemas to introspect by default; default: every non-system schema. */
   schemas?: string[];
+  /**
+   * Longest wait for a data directory another process holds but does not serve (its socket does
+   * not answer); default `SHARED_PGLITE_WAIT_MS` (30 s, `sharing.ts`).
+   */
+  waitMs?: number;
 }
 
 type ParserMap = Record<number, (value: string) => string>;
@@ -141,7 +146,7 @@ function instanceConnector(
  */
 export function createPgliteConnector(options: PgliteConnectorOptions = {}): DatabaseConnector {
   if (options.pglite === undefined && options.dataDir !== undefined)
-    return sharedConnector(resolve(options.dataDir), options.schemas);
+    return sharedConnector(resolve(options.dataDir), options.schemas, options.waitMs);
   const given = options.pglite;
   const displayName = given ? `pglite:${given.dataDir ?? 'memory:'}` : 'pglite:memory:';
   let started: Promise<PGlite> | undefined;
@@ -173,12 +178,17 @@ function ownerGone(error: unknown): boolean {
 }
 
 /** The connector on a data directory shared between processes (see the module comment). */
-function sharedConnector(dir: string, schemas: string[] | undefined): DatabaseConnector {
+function sharedConnector(
+  dir: string,
+  schemas: string[] | undefined,
+  waitMs: number | undefined,
+): DatabaseConnector {
   const displayName = `pglite:${dir}`;
   let mode: Promise<Mode> | undefined;
 
   const resolveMode = async (): Promise<Mode> => {
     const shared = await acquireSharedPglite(dir, {
+      waitMs,
       connect: async (runDir) => {
         // Loaded only here: an owner never needs `pg` (≈0.1–0.2 s of start).
         const { createPostgresConnector } = await import('../postgres/connector.js');
