@@ -237,4 +237,23 @@ describe('scripted Ollama server protocol (real ollama client)', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     await expect(reading).rejects.toThrow();
   });
+
+  it('reports each response end with its arrival and end times (onResponseEnd)', async () => {
+    const ended: { endpoint: string; ms: number }[] = [];
+    const timed = await startScriptedOllama({
+      chat: () => ({ text: 'SELECT 1', delayMs: 120 }),
+      onResponseEnd: (record, arrivedAt, endedAt) =>
+        ended.push({ endpoint: record.endpoint, ms: endedAt - arrivedAt }),
+    });
+    try {
+      await createOllamaClient({ host: timed.url }).chat({ model: 'qwen2.5-coder:7b', messages: [] });
+      await createOllamaClient({ host: timed.url }).embed({ model: 'all-minilm', input: 'x' });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(ended.map((e) => e.endpoint)).toEqual(['chat', 'embed']);
+      expect(ended[0]!.ms).toBeGreaterThanOrEqual(115);
+      expect(ended[1]!.ms).toBeLessThan(ended[0]!.ms);
+    } finally {
+      await timed.close();
+    }
+  });
 });

@@ -106,6 +106,12 @@ export interface ScriptedOptions {
   rejectResponseFormat?: boolean;
   /** `/v1/models` entries of chat models carry `context_length`; default true. */
   reportContextLength?: boolean;
+  /**
+   * Called once per request when its response ends (finished or aborted): the recorded request,
+   * `performance.now()` when the request arrived (before its body was read) and when the response
+   * closed, in milliseconds of this process's clock. For benchmarks that meter model time.
+   */
+  onResponseEnd?: (request: RecordedRequest, arrivedAt: number, endedAt: number) => void;
 }
 
 /** One request as received, kept in `ScriptedOllama.requests`. */
