@@ -85,8 +85,12 @@ const land = (u: number) =>
 // The scripted model: replies by purpose; every request's [arrival, response end] kept by key.
 let chatDelayMs = 0;
 const modelSpans = new Map<string, [number, number][]>();
+/** Model requests per question key, by kind. */
+const modelCalls = new Map<string, { chat: number; embed: number }>();
 const KEY = /LOADQ-\d+-\d+-\d+/;
 const model = await startScriptedOllama({
+  // As Ollama: no idle timeout announced, so the server reuses its connections to the model.
+  keepAliveTimeoutMs: 0,
   chat: (request) => {
     const delay = chatDelayMs > 0 ? { delayMs: chatDelayMs } : {};
     if (request.purpose === 'memory-extract')
@@ -108,6 +112,10 @@ const model = await startScriptedOllama({
         : '';
     const key = KEY.exec(text)?.[0];
     if (!key) return;
+    const calls = modelCalls.get(key) ?? { chat: 0, embed: 0 };
+    if (record.chat) calls.chat += 1;
+    else calls.embed += 1;
+    modelCalls.set(key, calls);
     const spans = modelSpans.get(key) ?? [];
     spans.push([arrivedAt, endedAt]);
     modelSpans.set(key, spans);
@@ -226,6 +234,7 @@ async function runRow(row: number, bin: { label: string; path: string }, delayMs
   const latencies: number[] = [];
   const overheads: number[] = [];
   const modelTimes: number[] = [];
+  const calls = { chat: 0, embed: 0 };
   const errors: string[] = [];
   const crossTalk: string[] = [];
   let loadRssKb = procKb(pid, 'VmRSS');
@@ -253,6 +262,8 @@ async function runRow(row: number, bin: { label: string; path: string }, delayMs
         // Responses of the model may close a moment after the server has read them: wait a tick.
         await new Promise((ok) => setImmediate(ok));
         const modelMs = coveredMs(modelSpans.get(key) ?? [], t0, t1);
+        calls.chat += modelCalls.get(key)?.chat ?? 0;
+        calls.embed += modelCalls.get(key)?.embed ?? 0;
         latencies.push(t1 - t0);
         modelTimes.push(modelMs);
         overheads.push(t1 - t0 - modelMs);
@@ -293,6 +304,11 @@ async function runRow(row: number, bin: { label: string; path: string }, delayMs
     latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
     overheadMs: { p50: round(percentile(overheads, 50)), p95: round(percentile(overheads, 95)) },
     modelMsPerQuestion: round(modelTimes.reduce((a, b) => a + b, 0) / Math.max(1, modelTimes.length)),
+    /** Model requests per answered question: chat and embedding calls (the question's key in the text). */
+    modelCallsPerQuestion: {
+      chat: round(calls.chat / Math.max(1, latencies.length)),
+      embed: round(calls.embed / Math.max(1, latencies.length)),
+    },
     /** Largest VmRSS of the server process sampled during the load (module comment), in MB. */
     serverLoadRssMb: Math.round(loadRssKb / 1024),
     /** VmHWM of the server process: its peak RSS including start-up, in MB. */
@@ -312,7 +328,7 @@ for (const delay of DELAYS)
       process.stdout.write(
         `[${r.bin}, model delay ${r.modelDelayMs} ms] ${r.users} users × ${r.questionsPerUser} questions over HTTP to a \`serve\` child (${r.memoryStore} memory store; started in ${r.serverStartMs} ms): ${r.requests} answered, ${r.errors} errors, ${r.crossTalk} cross-talk\n` +
           `  wall ${r.wallSeconds} s, ${r.questionsPerSecond} questions/s\n` +
-          `  latency p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms; model time ${r.modelMsPerQuestion} ms/question\n` +
+          `  latency p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms; model time ${r.modelMsPerQuestion} ms/question (${r.modelCallsPerQuestion.chat} chat + ${r.modelCallsPerQuestion.embed} embedding calls)\n` +
           `  server overhead (latency − model time) p50 ${r.overheadMs.p50} ms, p95 ${r.overheadMs.p95} ms\n` +
           `  server RSS under load ${r.serverLoadRssMb} MB max, peak incl. start ${r.serverPeakRssMb} MB (VmHWM)\n`,
       );

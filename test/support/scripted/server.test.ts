@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOllamaClient } from '../../../src/models/ollama/client.js';
 import { NO_REPLY_ERROR, type ScriptedOllama, startScriptedOllama } from './server.js';
@@ -255,5 +257,32 @@ describe('scripted Ollama server protocol (real ollama client)', () => {
     } finally {
       await timed.close();
     }
+  });
+
+  it('keeps connections open for reuse with keepAliveTimeoutMs 0 (as Ollama), not with the default', async () => {
+    const connects = async (options: { keepAliveTimeoutMs?: number }) => {
+      const server = await startScriptedOllama(options);
+      let count = 0;
+      const agent = new Agent({ keepAliveTimeout: 4_000 });
+      const hook = createHook({
+        init(_id, type) {
+          if (type === 'TCPCONNECTWRAP') count += 1;
+        },
+      }).enable();
+      try {
+        for (let i = 0; i < 6; i += 1) {
+          const res = await undiciFetch(`${server.url}/api/version`, { dispatcher: agent });
+          await res.json();
+        }
+        return count;
+      } finally {
+        hook.disable();
+        await agent.close();
+        await server.close();
+      }
+    };
+    expect(await connects({})).toBe(6);
+    // undici may open a second connection while the first is being handed back to its pool.
+    expect(await connects({ keepAliveTimeoutMs: 0 })).toBeLessThanOrEqual(2);
   });
 });

@@ -364,7 +364,7 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       else res.destroy();
     });
   });
-  server.keepAliveTimeout = 1_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => {

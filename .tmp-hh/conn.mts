@@ -1,0 +1,15 @@
+import { createHook } from 'node:async_hooks';
+import { createOllamaChatModel } from '/work/wt/http-honest/src/models/ollama/chat-model.js';
+import { createOllamaEmbeddingModel } from '/work/wt/http-honest/src/models/ollama/embedding-model.js';
+import { startScriptedOllama } from '/work/wt/http-honest/test/support/scripted/server.js';
+let connects = 0;
+createHook({ init(_id, type) { if (type === 'TCPCONNECTWRAP') connects++; } }).enable();
+const server = await startScriptedOllama({ chat: () => 'SELECT 1 one two three' });
+const chat = createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 });
+for (let i = 0; i < 10; i++) await chat.generate({ messages: [{ role: 'user', content: 'hi' }], purpose: 'sql' });
+console.log('chat: 10 calls,', connects, 'connects');
+connects = 0;
+const emb = createOllamaEmbeddingModel({ host: server.url, model: 'all-minilm' } as never);
+for (let i = 0; i < 10; i++) await emb.embed([`x${i}`]);
+console.log('embed: 10 calls,', connects, 'connects');
+await server.close();
