@@ -6,7 +6,7 @@
  * load clients run in this (the bench) process, so the server process is measured alone.
  *
  *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--model-delay-ms 0,1000]
- *     [--memory-db URL] [--bin [LABEL=]PATH]… [--cpu-prof DIR] [--quick] [--json]
+ *     [--memory-db URL] [--bin [LABEL=]PATH]… [--cpu-prof DIR] [--quick] [--json] [--out FILE]
  *
  * - `--model-delay-ms`: comma-separated delays; one row per delay (and per `--bin`), each on a
  *   fresh server process, home and set of users. The scripted model waits that long before it
@@ -20,6 +20,12 @@
  * - `--memory-db`: a server PostgreSQL + pgvector memory database (as MEMORY_DATABASE_URL) instead
  *   of the embedded store. Use a scratch database: the run adds users `r<row>u<n>` and memories.
  * - `--quick` (CI, `npm run bench -- --quick`): 10 users × 5 questions.
+ * - `--json`: one JSON document `{ rows, loadAverage }` instead of the text; `--out FILE`: also
+ *   write it to FILE.
+ *
+ * The scripted model keeps connections open as Ollama does (`keepAliveTimeoutMs: 0`); with the
+ * test default (a 1 s idle timeout that Node announces, so undici drops each connection at once)
+ * every model call of the server would open a new TCP connection, which production does not.
  *
  * Users and tokens: created before the server starts, with the same `UserDirectory.addUser` that
  * `sqlrecall users add` runs, on the same home (one process instead of one CLI start per user).
@@ -41,8 +47,8 @@
  * initdb of the memory store, loading the models' metadata). Linux only.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
@@ -63,6 +69,8 @@ const { values } = parseArgs({
     bin: { type: 'string', multiple: true },
     'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
+    /** Also write the JSON document to this file (with the text output on stdout). */
+    out: { type: 'string' },
     /** CI size (`npm run bench -- --quick`): 10 users × 5 questions. */
     quick: { type: 'boolean', default: false },
     'memory-db': { type: 'string' },
@@ -335,7 +343,10 @@ for (const delay of DELAYS)
       for (const e of r.samples) process.stdout.write(`    ${e}\n`);
     }
   }
-if (values.json) process.stdout.write(`${JSON.stringify({ rows })}\n`);
+const document = { rows, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100) };
+if (values.json) process.stdout.write(`${JSON.stringify(document)}\n`);
+else process.stdout.write(`load average at the end ${document.loadAverage.join(', ')}\n`);
+if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
 await model.close();
 rmSync(shop.url.slice('pglite:'.length), { recursive: true, force: true });
 process.exit(rows.some((r) => r.errors + r.crossTalk > 0) ? 1 : 0);
