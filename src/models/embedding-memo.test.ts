@@ -50,7 +50,7 @@ describe('rememberEmbeddings', () => {
     expect(calls).toEqual([['x'], ['x']]);
   });
 
-  it('by default still remembers a question after 200 other users\' questions', async () => {
+  it("by default still remembers a question after 200 other users' questions", async () => {
     const { model, calls } = countingModel();
     const memo = rememberEmbeddings(model);
     await memo.embed(['revenue per customer']);
