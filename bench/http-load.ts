@@ -158,6 +158,12 @@ function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   }
 }
 
+/** Servers still running: stopped if the bench ends early (a failed request, an exception). */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGTERM');
+});
+
 /** Starts `node <bin> serve --users --port 0` and resolves with its URL once it listens. */
 async function startServer(
   bin: string,
@@ -184,6 +190,8 @@ async function startServer(
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
