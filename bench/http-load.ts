@@ -1,168 +1,360 @@
 /**
- * HTTP load benchmark (issue 6): concurrent users asking questions through the real HTTP server
- * (`@hono/node-server` on loopback, multi-user mode with tokens), the scripted zero-delay model,
- * the small shop on PGlite and the embedded memory store.
+ * HTTP load benchmark (issues 6 and 15): concurrent users asking questions through the shipped
+ * server — `node bin/sqlrecall.js serve --users` as a CHILD process (run `npm run build` first: the
+ * binary runs `dist/`), multi-user mode with tokens, on the small shop (PGlite) and the embedded
+ * memory store in a fresh temp home. The scripted model (`test/support/scripted/server.ts`) and the
+ * load clients run in this (the bench) process, so the server process is measured alone.
  *
- *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--memory-db URL] [--quick] [--json]
+ *   npx tsx bench/http-load.ts [--users 50] [--questions 20] [--model-delay-ms 0,1000]
+ *     [--memory-db URL] [--bin [LABEL=]PATH]… [--cpu-prof DIR] [--quick] [--json] [--out FILE]
  *
- * `--memory-db`: a server PostgreSQL + pgvector memory database (as MEMORY_DATABASE_URL; pool size
- * from SQLRECALL_MEMORY_POOL_SIZE, default 4) instead of the embedded store. Use a scratch database:
- * the run adds users `user0…` and their memories.
+ * - `--model-delay-ms`: comma-separated delays; one row per delay (and per `--bin`), each on a
+ *   fresh server process, home and set of users. The scripted model waits that long before it
+ *   answers each chat request (embedding requests are not delayed). 0 measures saturation: every
+ *   user's question queues on the one server process (on a 2-core machine that also runs the
+ *   clients and the model); a local 7B model's pace (e.g. 1000 ms) measures the overhead users see.
+ * - `--bin`: the CLI to serve with (default `bin/sqlrecall.js`); repeat it to compare builds side by
+ *   side in one run, e.g. `--bin base=/tmp/base/bin/sqlrecall.js --bin bin/sqlrecall.js`.
+ * - `--cpu-prof DIR`: runs each server with `node --cpu-prof --cpu-prof-dir=DIR` (a V8 profile
+ *   per row, written when the server stops).
+ * - `--memory-db`: a server PostgreSQL + pgvector memory database (as MEMORY_DATABASE_URL) instead
+ *   of the embedded store. Use a scratch database: the run adds users `r<row>u<n>` and memories.
+ * - `--quick` (CI, `npm run bench -- --quick`): 10 users × 5 questions.
+ * - `--json`: one JSON document `{ rows, loadAverage }` instead of the text; `--out FILE`: also
+ *   write it to FILE.
+ *
+ * The scripted model keeps connections open as Ollama does (`keepAliveTimeoutMs: 0`); with the
+ * test default (a 1 s idle timeout that Node announces, so undici drops each connection at once)
+ * every model call of the server would open a new TCP connection, which production does not.
+ *
+ * Users and tokens: created before the server starts, with the same `UserDirectory.addUser` that
+ * `sqlrecall users add` runs, on the same home (one process instead of one CLI start per user).
  *
  * Each user first teaches their own preference ("Always show me customers from Land<xy>"), then
  * asks `--questions` questions one after another; all users run at once. Checks: every response is
  * 200, and every answer carries only its own user's memory (applied chip id and SQL filter) — no
- * cross-talk. Overhead per question = request wall time (client side) − time inside the chat
- * model's `generate` calls for that question (a client-side wrapper keyed by the question text;
- * the loopback round trip to the model counts as model time). Query embeddings are part of the
- * overhead, as in `bench/pipeline-overhead.ts`.
+ * cross-talk.
  *
- * RSS is this process's: the server, the shop and memory PGlite instances, and also the load
- * clients and the scripted model, which run in the same process, so it is an upper bound of a
- * `sqlrecall serve` process under this load. Two figures: the largest RSS sampled every 100 ms
- * while the users ask (the server under load), and the process's peak (`maxRSS`), which also
- * counts the set-up: creating the shop fixture and initdb of the fresh memory store.
+ * Model time per question: the time the scripted model spent on that question's requests — for
+ * every chat and embedding request whose prompt or input holds the question's key (`LOADQ-…`),
+ * from the request's arrival at the model to its response end (measured by the model server in
+ * this process), clipped to the question's client request window, overlapping requests counted
+ * once. Server overhead = client latency − model time: HTTP, auth, the memory store, the schema
+ * context, the SQL guard, the query on the shop, the JSON answer, and the loopback hops.
+ *
+ * Server RSS: `/proc/<server pid>/status` VmRSS sampled every 100 ms while the users ask (the
+ * largest is "under load"), and VmHWM at the end (the peak, including start-up: opening the shop,
+ * initdb of the memory store, loading the models' metadata). Linux only.
  */
-import type { AddressInfo } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { serve } from '@hono/node-server';
-import type { ChatModel } from '../src/core/ports.js';
+import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { loadConfig } from '../src/config/config.js';
 import { percentile } from '../src/eval/report.js';
-import { startTestServer } from '../test/support/server-app.js';
+import { memoryClient } from '../src/server/runtime-deps.js';
+import { UserDirectory } from '../src/server/users.js';
+import { pgliteShop } from '../test/support/fixtures.js';
+import { messageOf } from '../test/support/memory-fixtures.js';
+import { extractionFor } from '../test/support/memory-pipeline.js';
+import { startScriptedOllama } from '../test/support/scripted/server.js';
 
 const { values } = parseArgs({
   options: {
     users: { type: 'string', default: '50' },
     questions: { type: 'string', default: '20' },
+    'model-delay-ms': { type: 'string', default: '0,1000' },
+    bin: { type: 'string', multiple: true },
+    'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
+    /** Also write the JSON document to this file (with the text output on stdout). */
+    out: { type: 'string' },
     /** CI size (`npm run bench -- --quick`): 10 users × 5 questions. */
     quick: { type: 'boolean', default: false },
     'memory-db': { type: 'string' },
   },
 });
 const USERS = values.quick ? 10 : Number(values.users);
+const QUESTIONS = values.quick ? 5 : Number(values.questions);
+const DELAYS = values['model-delay-ms'].split(',').map((d) => Number(d.trim()));
+if (DELAYS.some((d) => !Number.isFinite(d) || d < 0)) throw new Error('--model-delay-ms: numbers ≥ 0');
+const BINS = (values.bin ?? ['bin/sqlrecall.js']).map((spec) => {
+  const eq = spec.indexOf('=');
+  return eq > 0
+    ? { label: spec.slice(0, eq), path: resolve(spec.slice(eq + 1)) }
+    : { label: spec, path: resolve(spec) };
+});
 /** A letters-only country name per user (the scripted extraction reads letters only). */
 const land = (u: number) =>
   `Land${String.fromCharCode(97 + (u % 26))}${String.fromCharCode(97 + Math.floor(u / 26))}`;
-const QUESTIONS = values.quick ? 5 : Number(values.questions);
 
-const s = await startTestServer('users', values['memory-db']);
-// Meter model time per question: the question text is in every prompt of its pipeline.
-const modelMs = new Map<string, number>();
-const inner = s.runtime.chat();
-const metered: ChatModel = {
-  ...inner,
-  id: inner.id,
-  async generate(request, options) {
-    const started = performance.now();
-    try {
-      return await inner.generate(request, options);
-    } finally {
-      const key = /LOADQ-\d+-\d+/.exec(request.messages.map((m) => m.content).join('\n'))?.[0];
-      if (key) modelMs.set(key, (modelMs.get(key) ?? 0) + performance.now() - started);
+// The scripted model: replies by purpose; every request's [arrival, response end] kept by key.
+let chatDelayMs = 0;
+const modelSpans = new Map<string, [number, number][]>();
+/** Model requests per question key, by kind. */
+const modelCalls = new Map<string, { chat: number; embed: number }>();
+const KEY = /LOADQ-\d+-\d+-\d+/;
+const model = await startScriptedOllama({
+  // As Ollama: no idle timeout announced, so the server reuses its connections to the model.
+  keepAliveTimeoutMs: 0,
+  chat: (request) => {
+    const delay = chatDelayMs > 0 ? { delayMs: chatDelayMs } : {};
+    if (request.purpose === 'memory-extract')
+      return { text: extractionFor(messageOf(request.lastUserMessage)), ...delay };
+    if (request.purpose === 'memory-reconcile') return { text: JSON.stringify({ action: 'ADD' }), ...delay };
+    const prompt = request.messages.map((m) => m.content).join('\n');
+    if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
+      const country = /customers from (Land[a-z]{2})/.exec(prompt)?.[1];
+      const sql = `SELECT c.name, sum(o.total_amount) AS revenue FROM customers c JOIN orders o ON o.customer_id = c.id${country ? ` WHERE c.country = '${country}'` : ''} GROUP BY c.name`;
+      return { text: `\`\`\`sql\n${sql}\n\`\`\``, ...delay };
     }
+    return { text: 'Here is the revenue per customer.', ...delay };
   },
-};
-s.runtime.chat = () => metered;
-s.sqlReply = (prompt) => {
-  const country = /customers from (Land[a-z]{2})/.exec(prompt)?.[1];
-  return `SELECT c.name, sum(o.total_amount) AS revenue FROM customers c JOIN orders o ON o.customer_id = c.id${country ? ` WHERE c.country = '${country}'` : ''} GROUP BY c.name`;
-};
-// A fresh app so the Assistant is built on the metered model.
-const app = s.appFor({ mode: 'users', users: s.users });
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  onResponseEnd: (record, arrivedAt, endedAt) => {
+    const text = record.chat
+      ? record.chat.messages.map((m) => m.content).join('\n')
+      : record.endpoint === 'embed' || record.endpoint === 'v1-embeddings'
+        ? JSON.stringify((record.body as { input?: unknown } | undefined)?.input ?? '')
+        : '';
+    const key = KEY.exec(text)?.[0];
+    if (!key) return;
+    const calls = modelCalls.get(key) ?? { chat: 0, embed: 0 };
+    if (record.chat) calls.chat += 1;
+    else calls.embed += 1;
+    modelCalls.set(key, calls);
+    const spans = modelSpans.get(key) ?? [];
+    spans.push([arrivedAt, endedAt]);
+    modelSpans.set(key, spans);
+  },
+});
 
-const tokens: string[] = [];
-for (let u = 0; u < USERS; u += 1) tokens.push(await s.users.add(`user${u}`));
-
-async function post(token: string, body: unknown): Promise<{ status: number; doc: Record<string, unknown> }> {
-  const res = await fetch(`${base}/api/ask`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json',
-    },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, doc: (await res.json()) as Record<string, unknown> };
+/** Length of the union of `spans` clipped to [from, to], in ms. */
+function coveredMs(spans: [number, number][], from: number, to: number): number {
+  const clipped = spans
+    .map(([a, b]): [number, number] => [Math.max(a, from), Math.min(b, to)])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of clipped) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
 }
 
-const latencies: number[] = [];
-const overheads: number[] = [];
-const errors: string[] = [];
-const crossTalk: string[] = [];
-let loadRssBytes = process.memoryUsage().rss;
-const sampler = setInterval(() => {
-  loadRssBytes = Math.max(loadRssBytes, process.memoryUsage().rss);
-}, 100);
-const started = performance.now();
-await Promise.all(
-  tokens.map(async (token, u) => {
-    const taught = await post(token, { question: `Always show me customers from ${land(u)}` });
-    const memoryId = (taught.doc.remembered as { id: string }[] | undefined)?.[0]?.id;
-    if (taught.status !== 200 || !memoryId) {
-      errors.push(`user${u} teach: ${taught.status} ${JSON.stringify(taught.doc).slice(0, 200)}`);
-      return;
-    }
-    for (let q = 0; q < QUESTIONS; q += 1) {
-      const key = `LOADQ-${u}-${q}`;
-      const t0 = performance.now();
-      const r = await post(token, { question: `revenue per customer ${key}` });
-      const ms = performance.now() - t0;
-      if (r.status !== 200) {
-        errors.push(`${key}: ${r.status} ${JSON.stringify(r.doc).slice(0, 200)}`);
-        continue;
-      }
-      latencies.push(ms);
-      overheads.push(ms - (modelMs.get(key) ?? 0));
-      const applied = (r.doc.appliedMemories as { id: string }[]).map((m) => m.id);
-      const sql = String(r.doc.sql);
-      const others = [...sql.matchAll(/Land[a-z]{2}/g)].map((m) => m[0]).filter((n) => n !== land(u));
-      if (
-        applied.length !== 1 ||
-        applied[0] !== memoryId ||
-        !sql.includes(`'${land(u)}'`) ||
-        others.length > 0
-      )
-        crossTalk.push(`${key}: applied ${applied.join(',')} sql ${sql}`);
-    }
-  }),
-);
-const wallS = (performance.now() - started) / 1000;
-clearInterval(sampler);
-loadRssBytes = Math.max(loadRssBytes, process.memoryUsage().rss);
-const round = (n: number) => Math.round(n * 10) / 10;
-const report = {
-  memoryStore: values['memory-db'] ? 'server' : 'embedded',
-  users: USERS,
-  questionsPerUser: QUESTIONS,
-  requests: latencies.length,
-  errors: errors.length,
-  crossTalk: crossTalk.length,
-  wallSeconds: round(wallS),
-  questionsPerSecond: round(latencies.length / wallS),
-  latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
-  overheadMs: { p50: round(percentile(overheads, 50)), p95: round(percentile(overheads, 95)) },
-  modelMsPerQuestion: round([...modelMs.values()].reduce((a, b) => a + b, 0) / Math.max(1, modelMs.size)),
-  /** Largest RSS sampled during the load (module comment), in MB. */
-  loadRssMb: Math.round(loadRssBytes / 2 ** 20),
-  /** Peak RSS of the whole run including set-up (module comment), in MB. */
-  peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-};
-if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-else {
-  process.stdout.write(
-    `${USERS} users × ${QUESTIONS} questions over HTTP (${report.memoryStore} memory store): ${report.requests} answered, ${report.errors} errors, ${report.crossTalk} cross-talk\n` +
-      `wall ${report.wallSeconds} s (${report.questionsPerSecond} questions/s on one process)\n` +
-      `latency p50 ${report.latencyMs.p50} ms, p95 ${report.latencyMs.p95} ms (zero-delay scripted model)\n` +
-      `server overhead (latency − model time) p50 ${report.overheadMs.p50} ms, p95 ${report.overheadMs.p95} ms; model time ${report.modelMsPerQuestion} ms/question\n` +
-      `RSS under load ${report.loadRssMb} MB max (server + load clients + scripted model in one process: an upper bound of the server's); process peak incl. set-up ${report.peakRssMb} MB\n`,
+const shop = await pgliteShop();
+
+/** kB of a `/proc/<pid>/status` field (VmRSS, VmHWM); 0 when unreadable. */
+function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Servers still running: stopped if the bench ends early (a failed request, an exception). */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGTERM');
+});
+
+/** Starts `node <bin> serve --users --port 0` and resolves with its URL once it listens. */
+async function startServer(
+  bin: string,
+  home: string,
+): Promise<{ child: ChildProcess; base: string; stderr: () => string; startMs: number }> {
+  const t0 = performance.now();
+  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      bin,
+      'serve',
+      '--users',
+      '--port',
+      '0',
+      '--db',
+      shop.url,
+      '--ollama-host',
+      model.url,
+      '--home',
+      home,
+      ...(values['memory-db'] ? ['--memory-db', values['memory-db']] : []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
-  for (const e of [...errors, ...crossTalk].slice(0, 5)) process.stdout.write(`  ${e}\n`);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const base = await new Promise<string>((ok, fail) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const url = /Listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) ok(url);
+    });
+    child.once('exit', (code) => fail(new Error(`serve exited (${code}) before listening:\n${err}`)));
+  });
+  return { child, base, stderr: () => err, startMs: performance.now() - t0 };
 }
-server.close();
-await s.close();
-process.exit(errors.length + crossTalk.length > 0 ? 1 : 0);
+
+/** One row: a fresh home and users, a server child, the load at `delayMs`. */
+async function runRow(row: number, bin: { label: string; path: string }, delayMs: number) {
+  chatDelayMs = delayMs;
+  const home = mkdtempSync(join(tmpdir(), 'sqlrecall-http-load-'));
+  const config = loadConfig({
+    env: {},
+    cwd: home,
+    flags: {
+      home,
+      databaseUrl: shop.url,
+      ollamaHost: model.url,
+      logLevel: 'silent',
+      ...(values['memory-db'] ? { memoryDatabaseUrl: values['memory-db'] } : {}),
+    },
+  });
+  const tokens: string[] = [];
+  const client = memoryClient(config);
+  try {
+    const directory = new UserDirectory(client);
+    for (let u = 0; u < USERS; u += 1) tokens.push((await directory.addUser(`r${row}u${u}`)).token);
+  } finally {
+    await client.close();
+  }
+
+  const server = await startServer(bin.path, home);
+  const pid = server.child.pid!;
+  async function post(token: string, body: unknown) {
+    const res = await fetch(`${server.base}/api/ask`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, doc: (await res.json()) as Record<string, unknown> };
+  }
+
+  const latencies: number[] = [];
+  const overheads: number[] = [];
+  const modelTimes: number[] = [];
+  const calls = { chat: 0, embed: 0 };
+  const errors: string[] = [];
+  const crossTalk: string[] = [];
+  let loadRssKb = procKb(pid, 'VmRSS');
+  const sampler = setInterval(() => {
+    loadRssKb = Math.max(loadRssKb, procKb(pid, 'VmRSS'));
+  }, 100);
+  const started = performance.now();
+  await Promise.all(
+    tokens.map(async (token, u) => {
+      const taught = await post(token, { question: `Always show me customers from ${land(u)}` });
+      const memoryId = (taught.doc.remembered as { id: string }[] | undefined)?.[0]?.id;
+      if (taught.status !== 200 || !memoryId) {
+        errors.push(`user${u} teach: ${taught.status} ${JSON.stringify(taught.doc).slice(0, 200)}`);
+        return;
+      }
+      for (let q = 0; q < QUESTIONS; q += 1) {
+        const key = `LOADQ-${row}-${u}-${q}`;
+        const t0 = performance.now();
+        const r = await post(token, { question: `revenue per customer ${key}` });
+        const t1 = performance.now();
+        if (r.status !== 200) {
+          errors.push(`${key}: ${r.status} ${JSON.stringify(r.doc).slice(0, 200)}`);
+          continue;
+        }
+        // Responses of the model may close a moment after the server has read them: wait a tick.
+        await new Promise((ok) => setImmediate(ok));
+        const modelMs = coveredMs(modelSpans.get(key) ?? [], t0, t1);
+        calls.chat += modelCalls.get(key)?.chat ?? 0;
+        calls.embed += modelCalls.get(key)?.embed ?? 0;
+        latencies.push(t1 - t0);
+        modelTimes.push(modelMs);
+        overheads.push(t1 - t0 - modelMs);
+        const applied = (r.doc.appliedMemories as { id: string }[]).map((m) => m.id);
+        const sql = String(r.doc.sql);
+        const others = [...sql.matchAll(/Land[a-z]{2}/g)].map((m) => m[0]).filter((n) => n !== land(u));
+        if (
+          applied.length !== 1 ||
+          applied[0] !== memoryId ||
+          !sql.includes(`'${land(u)}'`) ||
+          others.length > 0
+        )
+          crossTalk.push(`${key}: applied ${applied.join(',')} sql ${sql}`);
+      }
+    }),
+  );
+  const wallS = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  loadRssKb = Math.max(loadRssKb, procKb(pid, 'VmRSS'));
+  const peakKb = procKb(pid, 'VmHWM');
+  const exited = new Promise((ok) => server.child.once('exit', ok));
+  server.child.kill('SIGTERM');
+  await exited;
+  rmSync(home, { recursive: true, force: true });
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return {
+    bin: bin.label,
+    modelDelayMs: delayMs,
+    memoryStore: values['memory-db'] ? 'server' : 'embedded',
+    users: USERS,
+    questionsPerUser: QUESTIONS,
+    requests: latencies.length,
+    errors: errors.length,
+    crossTalk: crossTalk.length,
+    serverStartMs: Math.round(server.startMs),
+    wallSeconds: round(wallS),
+    questionsPerSecond: round(latencies.length / wallS),
+    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+    overheadMs: { p50: round(percentile(overheads, 50)), p95: round(percentile(overheads, 95)) },
+    modelMsPerQuestion: round(modelTimes.reduce((a, b) => a + b, 0) / Math.max(1, modelTimes.length)),
+    /** Model requests per answered question: chat and embedding calls (the question's key in the text). */
+    modelCallsPerQuestion: {
+      chat: round(calls.chat / Math.max(1, latencies.length)),
+      embed: round(calls.embed / Math.max(1, latencies.length)),
+    },
+    /** Largest VmRSS of the server process sampled during the load (module comment), in MB. */
+    serverLoadRssMb: Math.round(loadRssKb / 1024),
+    /** VmHWM of the server process: its peak RSS including start-up, in MB. */
+    serverPeakRssMb: Math.round(peakKb / 1024),
+    samples: [...errors, ...crossTalk].slice(0, 5),
+  };
+}
+
+const rows: Awaited<ReturnType<typeof runRow>>[] = [];
+let row = 0;
+for (const delay of DELAYS)
+  for (const bin of BINS) {
+    const r = await runRow(row, bin, delay);
+    row += 1;
+    rows.push(r);
+    if (!values.json) {
+      process.stdout.write(
+        `[${r.bin}, model delay ${r.modelDelayMs} ms] ${r.users} users × ${r.questionsPerUser} questions over HTTP to a \`serve\` child (${r.memoryStore} memory store; started in ${r.serverStartMs} ms): ${r.requests} answered, ${r.errors} errors, ${r.crossTalk} cross-talk\n` +
+          `  wall ${r.wallSeconds} s, ${r.questionsPerSecond} questions/s\n` +
+          `  latency p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms; model time ${r.modelMsPerQuestion} ms/question (${r.modelCallsPerQuestion.chat} chat + ${r.modelCallsPerQuestion.embed} embedding calls)\n` +
+          `  server overhead (latency − model time) p50 ${r.overheadMs.p50} ms, p95 ${r.overheadMs.p95} ms\n` +
+          `  server RSS under load ${r.serverLoadRssMb} MB max, peak incl. start ${r.serverPeakRssMb} MB (VmHWM)\n`,
+      );
+      for (const e of r.samples) process.stdout.write(`    ${e}\n`);
+    }
+  }
+const document = { rows, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100) };
+if (values.json) process.stdout.write(`${JSON.stringify(document)}\n`);
+else process.stdout.write(`load average at the end ${document.loadAverage.join(', ')}\n`);
+if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
+await model.close();
+rmSync(shop.url.slice('pglite:'.length), { recursive: true, force: true });
+process.exit(rows.some((r) => r.errors + r.crossTalk > 0) ? 1 : 0);

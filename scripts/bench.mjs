@@ -91,7 +91,8 @@ const REGISTRY = [
   },
   {
     name: 'http-load',
-    restsOn: 'the scripted zero-delay model; real HTTP server and database: no model-speed figure',
+    restsOn:
+      'the scripted model (zero delay and a 1 s delay per chat call); the shipped `serve` binary as a child process (npm run build first), real database: no model-speed figure',
     title: 'HTTP API under load',
     script: 'bench/http-load.ts',
     quick: ['--quick'],

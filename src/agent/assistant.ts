@@ -302,9 +302,14 @@ export class Assistant {
    * `fewShotMax`, before the linked-table check. Never another user's: only the user's and the
    * team's scopes are read. A failing embedding falls back to word similarity; a failing store to none.
    */
-  private async fewShotCandidates(input: AskInput, question: string): Promise<SimilarExample[]> {
+  private async fewShotCandidates(
+    input: AskInput,
+    question: string,
+    turn: MemoryTurn | undefined,
+  ): Promise<SimilarExample[]> {
     const max = this.options.fewShotMax ?? DEFAULT_FEW_SHOT_MAX;
     if (max <= 0 || !this.options.examples) return [];
+    const source = withKnownUserSetting(this.options.examples, input.user, turn?.memoryEnabled);
     let embedding: number[] | undefined;
     if (this.options.exampleEmbedder && this.options.examples.search) {
       embedding = await this.options.exampleEmbedder
@@ -317,7 +322,7 @@ export class Assistant {
       question,
       user: input.user,
       ...(input.team !== undefined ? { team: input.team } : {}),
-      source: this.options.examples,
+      source,
       ...(embedding ? { embedding } : {}),
       ...(this.options.exampleMatch ? { options: this.options.exampleMatch } : {}),
     }).catch(() => []);
@@ -347,7 +352,7 @@ export class Assistant {
     const { chat, db } = this.options;
     const question = turn?.question ?? input.message;
     const session = await this.session();
-    const candidates = await this.fewShotCandidates(input, question);
+    const candidates = await this.fewShotCandidates(input, question, turn);
     const maxExampleTokens = this.options.fewShotMaxTokens ?? DEFAULT_FEW_SHOT_MAX_TOKENS;
     const reserved = estimateTokens(renderExamplesBlock(candidates.map(promptExample), maxExampleTokens));
     const context = await (this.options.planContext ?? wholeSchemaPlanner)(
@@ -466,6 +471,29 @@ export class Assistant {
     yield { type: 'done', outcome };
     return outcome;
   }
+}
+
+/**
+ * `source` answering `isEnabled` for the user's own scope with `enabled` (when known: the memory
+ * turn read it for this message) instead of another store query; other scopes still ask the store.
+ */
+export function withKnownUserSetting(
+  source: ExampleSource,
+  user: string,
+  enabled: boolean | undefined,
+): ExampleSource {
+  if (enabled === undefined) return source;
+  const ask = source.isEnabled?.bind(source);
+  return {
+    list: (scope, options) => source.list(scope, options),
+    ...(source.search ? { search: source.search.bind(source) } : {}),
+    isEnabled: (scope) =>
+      scope.user === user && scope.team === undefined
+        ? Promise.resolve(enabled)
+        : ask
+          ? ask(scope)
+          : Promise.resolve(true),
+  };
 }
 
 /** What the database says about the session: its today, time zone and search path. */

@@ -63,6 +63,11 @@ export interface MemoryPrompt {
 /** The memory side of one message. */
 export interface MemoryTurn {
   classification: Classification;
+  /**
+   * Whether memory is on for the user (read once by `begin`): later steps of the same message
+   * (e.g. few-shot examples) use it instead of asking the store again.
+   */
+  memoryEnabled: boolean;
   conversationId: string;
   /** Set when the message needs no SQL: the reply to show. */
   reply: MemoryReply | null;
@@ -193,7 +198,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     const classification = await classifyMessage(input.message, { chat: options.chat, signal: input.signal });
     const conversationId = input.conversationId ?? randomUUID();
     const fresh = input.conversationId === undefined;
-    const base = { classification, conversationId };
+    const base = { classification, conversationId, memoryEnabled: enabled };
     /** A turn answered by its reply alone: no SQL, nothing recalled, nothing to finish. */
     const replyOnly = (reply: NonNullable<MemoryTurn['reply']>): MemoryTurn => ({
       ...base,
@@ -271,7 +276,8 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
 
     const finish = async (turn: { sql: string | null; rowCount: number | null; answer: string | null }) => {
       if (enabled) {
-        await recordTurn(service.store, scope, conversationId, { question, ...turn });
+        // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
+        await recordTurn(service.store, scope, conversationId, { question, ...turn }, { firstTurn: fresh });
       } else {
         localTurns.record(scope, conversationId, {
           question,

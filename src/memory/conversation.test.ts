@@ -55,6 +55,27 @@ describe('conversation context', () => {
     expect(renderConversation({ conversationId: 'x', summary: null, turns: [] })).toBe('');
   });
 
+  it("records a fresh conversation's first turn without reading the conversation back", async () => {
+    const scope = { user: 'cy' };
+    const reads: string[] = [];
+    const counting: Parameters<typeof recordTurn>[0] = {
+      appendTurn: store.appendTurn.bind(store),
+      getConversation: (...args: Parameters<typeof store.getConversation>) => {
+        reads.push(args[1]);
+        return store.getConversation(...args);
+      },
+      recentTurns: store.recentTurns.bind(store),
+      setSummary: store.setSummary.bind(store),
+    };
+    const turn = { question: 'first', sql: 'SELECT 1', rowCount: 1, answer: 'one' };
+    await recordTurn(counting, scope, 'fresh-1', turn, { firstTurn: true });
+    expect(reads).toEqual([]);
+    await recordTurn(counting, scope, 'fresh-1', { ...turn, question: 'second' });
+    expect(reads).toEqual(['fresh-1']);
+    const context = await loadConversation(store, scope, 'fresh-1');
+    expect(context.turns.map((t) => t.question)).toEqual(['first', 'second']);
+  });
+
   it('the rolling summary stays bounded, dropping the oldest lines first', () => {
     let summary: string | null = null;
     for (let i = 0; i < 200; i += 1) summary = rollSummary(summary, `- line ${i} ${'x'.repeat(40)}`);

@@ -68,6 +68,8 @@ export async function recordTurn(
   scope: MemoryScope,
   conversationId: string,
   turn: { question: string; sql: string | null; rowCount: number | null; answer: string | null },
+  /** `firstTurn`: the conversation was started by this turn (it has one turn: the summary cannot roll). */
+  options: { firstTurn?: boolean } = {},
 ): Promise<void> {
   const record: NewConversationTurn = {
     question: turn.question,
@@ -76,6 +78,7 @@ export async function recordTurn(
     summary: turn.answer ? clip(turn.answer, MAX_TURN_SUMMARY_CHARS) : null,
   };
   await store.appendTurn(scope, conversationId, record);
+  if (options.firstTurn) return;
   const info = await store.getConversation(scope, conversationId);
   if (!info || info.turnCount <= KEPT_TURNS) return;
   const window = await store.recentTurns(scope, conversationId, KEPT_TURNS + 1);

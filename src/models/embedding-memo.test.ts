@@ -49,4 +49,13 @@ describe('rememberEmbeddings', () => {
     expect(await memo.embed(['x'])).toEqual([[1, 1]]);
     expect(calls).toEqual([['x'], ['x']]);
   });
+
+  it("by default still remembers a question after 200 other users' questions", async () => {
+    const { model, calls } = countingModel();
+    const memo = rememberEmbeddings(model);
+    await memo.embed(['revenue per customer']);
+    for (let i = 0; i < 200; i += 1) await memo.embed([`question ${i}`]);
+    await memo.embed(['revenue per customer']);
+    expect(calls.filter((c) => c[0] === 'revenue per customer')).toHaveLength(1);
+  });
 });

@@ -7,8 +7,13 @@
  */
 import type { EmbeddingModel } from '../core/ports.js';
 
-/** Default number of texts remembered. */
-export const DEFAULT_REMEMBERED_EMBEDDINGS = 32;
+/**
+ * Default number of texts remembered: 256 (≈ 0.8 MB of 384-dimension vectors). The calls for one
+ * question are far apart when many users ask at once: with 50 users (`bench/http-load.ts`) each
+ * question of the others adds a text before recall embeds this one, and 32 were evicted first
+ * (1.5 embedding calls per question instead of 1).
+ */
+export const DEFAULT_REMEMBERED_EMBEDDINGS = 256;
 
 /**
  * Wraps `model` so a single-text `embed` of a text embedded recently (the last `maxTexts` texts)

@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOllamaClient } from '../../../src/models/ollama/client.js';
 import { NO_REPLY_ERROR, type ScriptedOllama, startScriptedOllama } from './server.js';
@@ -236,5 +238,51 @@ describe('scripted Ollama server protocol (real ollama client)', () => {
     await Promise.all([slow.close(), slow.close()]);
     expect(Date.now() - started).toBeLessThan(2_000);
     await expect(reading).rejects.toThrow();
+  });
+
+  it('reports each response end with its arrival and end times (onResponseEnd)', async () => {
+    const ended: { endpoint: string; ms: number }[] = [];
+    const timed = await startScriptedOllama({
+      chat: () => ({ text: 'SELECT 1', delayMs: 120 }),
+      onResponseEnd: (record, arrivedAt, endedAt) =>
+        ended.push({ endpoint: record.endpoint, ms: endedAt - arrivedAt }),
+    });
+    try {
+      await createOllamaClient({ host: timed.url }).chat({ model: 'qwen2.5-coder:7b', messages: [] });
+      await createOllamaClient({ host: timed.url }).embed({ model: 'all-minilm', input: 'x' });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(ended.map((e) => e.endpoint)).toEqual(['chat', 'embed']);
+      expect(ended[0]!.ms).toBeGreaterThanOrEqual(115);
+      expect(ended[1]!.ms).toBeLessThan(ended[0]!.ms);
+    } finally {
+      await timed.close();
+    }
+  });
+
+  it('keeps connections open for reuse with keepAliveTimeoutMs 0 (as Ollama), not with the default', async () => {
+    const connects = async (options: { keepAliveTimeoutMs?: number }) => {
+      const server = await startScriptedOllama(options);
+      let count = 0;
+      const agent = new Agent({ keepAliveTimeout: 4_000 });
+      const hook = createHook({
+        init(_id, type) {
+          if (type === 'TCPCONNECTWRAP') count += 1;
+        },
+      }).enable();
+      try {
+        for (let i = 0; i < 6; i += 1) {
+          const res = await undiciFetch(`${server.url}/api/version`, { dispatcher: agent });
+          await res.json();
+        }
+        return count;
+      } finally {
+        hook.disable();
+        await agent.close();
+        await server.close();
+      }
+    };
+    expect(await connects({})).toBe(6);
+    // undici may open a second connection while the first is being handed back to its pool.
+    expect(await connects({ keepAliveTimeoutMs: 0 })).toBeLessThanOrEqual(2);
   });
 });

@@ -256,7 +256,12 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
     res.end();
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse, closed: AbortSignal): Promise<void> {
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    closed: AbortSignal,
+    arrivedAt: number,
+  ): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const method = req.method ?? 'GET';
     const endpoint = ROUTES[`${method} ${path}`] ?? 'other';
@@ -290,6 +295,10 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
     closed.addEventListener('abort', () => {
       record.aborted = true;
     });
+    if (options.onResponseEnd) {
+      const onEnd = options.onResponseEnd;
+      res.once('close', () => onEnd(record, arrivedAt, performance.now()));
+    }
 
     if (endpoint === 'other') {
       if (method === 'GET' && path === '/') {
@@ -345,16 +354,17 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
   }
 
   const server = createServer((req, res) => {
+    const arrivedAt = performance.now();
     const closed = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) closed.abort();
     });
-    route(req, res, closed.signal).catch((error: unknown) => {
+    route(req, res, closed.signal, arrivedAt).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `scripted server: ${(error as Error).message}`);
       else res.destroy();
     });
   });
-  server.keepAliveTimeout = 1_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => {

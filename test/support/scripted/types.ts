@@ -106,6 +106,19 @@ export interface ScriptedOptions {
   rejectResponseFormat?: boolean;
   /** `/v1/models` entries of chat models carry `context_length`; default true. */
   reportContextLength?: boolean;
+  /**
+   * Called once per request when its response ends (finished or aborted): the recorded request,
+   * `performance.now()` when the request arrived (before its body was read) and when the response
+   * closed, in milliseconds of this process's clock. For benchmarks that meter model time.
+   */
+  /**
+   * Idle keep-alive timeout of the server's connections, in ms; default 1000. Node announces it
+   * as `Keep-Alive: timeout=N` and undici closes a connection that close to its end at once, so
+   * with the default every request opens a new connection. 0: no idle timeout and no header, as
+   * Ollama's (Go) server — clients reuse connections, as in production.
+   */
+  keepAliveTimeoutMs?: number;
+  onResponseEnd?: (request: RecordedRequest, arrivedAt: number, endedAt: number) => void;
 }
 
 /** One request as received, kept in `ScriptedOllama.requests`. */
