@@ -28,9 +28,15 @@ function once<T>(build: () => Promise<T>): () => Promise<T> {
   };
 }
 
-/** A chat model whose adapter is built (its module loaded) on the first `generate`; `id` is known up front. */
+/**
+ * A chat model whose adapter module starts loading now, in the background, and is awaited by the
+ * first `generate`; `id` is known up front. Loading starts at creation because a runtime creates
+ * its chat model when it is about to use it: a module read later, while V8 compiles PGlite's
+ * WebAssembly, waited ≈ 1 s for the busy machine (issue 15, measured with `--cpu-prof`).
+ */
 function lazyChatModel(id: string, build: () => Promise<ChatModel>): ChatModel {
   const get = once(build);
+  get().catch(() => {}); // a failure is reported (and retried) by `generate`
   return {
     id,
     generate: async (request, options) => (await get()).generate(request, options),

@@ -163,11 +163,15 @@ export class Runtime {
       this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin(),
       this.config.model,
     );
+    this.chat(); // its adapter module loads now, not while PGlite compiles (see `createChatModelFor`)
     const pipeline = Promise.all([
       import('../agent/assistant.js'),
       import('../agent/memory-hook.js'),
       import('./schema-linking.js'),
     ]);
+    // Every question's SQL goes through the guard, whose parser is WebAssembly too: its load (file
+    // read, compile) starts now, beside the databases', instead of after them.
+    import('../sql/parse-tree.js').then(({ loadSqlParser }) => loadSqlParser()).catch(() => {}); // a failed load is retried, and reported, by the guard's own call
     pipeline.catch(() => {}); // awaited below, unless opening a database fails first
     // Both open a PGlite data directory (a second or two each): in parallel.
     const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
