@@ -152,17 +152,24 @@ export class Runtime {
    * An Assistant over the configured database and chat model, with long-term memory unless it is
    * off. Writes left pending by an earlier run (a crash between answer and memory write) are
    * applied first.
+   *
+   * `options.prefetchContextLength` (a one-shot question, `ask`): the model's context length —
+   * the first model call a question makes, from schema linking — is requested at once, before the
+   * databases open, instead of once the catalog is read (issue 15). Default off: a long-lived
+   * runtime (`chat`, `serve`) would otherwise call the model server before any question, and keep
+   * a failure from a server that comes up later.
    */
-  async assistant(): Promise<Assistant> {
+  async assistant(options: { prefetchContextLength?: boolean } = {}): Promise<Assistant> {
     if (!this.config.databaseUrl) await this.database(); // fails fast with the how-to, before opening memory
-    // The model's context length (schema linking's first model call, made once the catalog is
-    // read) is requested now, before the databases open (issue 15): the HTTP client compiles its
-    // parser (WebAssembly, synchronously) on its first connection, and doing that while V8 compiles
-    // PGlite's 9 MB module stalled the process for ≈ 350 ms.
-    const contextLength = withEarlyContextLength(
-      this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin(),
-      this.config.model,
-    );
+    // With `prefetchContextLength`, the model's context length (schema linking's first model call,
+    // made once the catalog is read) is requested now, before the databases open (issue 15): the
+    // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
+    // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
+    const contextSource =
+      this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin();
+    const contextLength = options.prefetchContextLength
+      ? withEarlyContextLength(contextSource, this.config.model)
+      : contextSource;
     this.chat(); // its adapter module loads now, not while PGlite compiles (see `createChatModelFor`)
     const pipeline = Promise.all([
       import('../agent/assistant.js'),
@@ -171,7 +178,8 @@ export class Runtime {
     ]);
     // Every question's SQL goes through the guard, whose parser is WebAssembly too: its load (file
     // read, compile) starts now, beside the databases', instead of after them.
-    import('../sql/parse-tree.js').then(({ loadSqlParser }) => loadSqlParser()).catch(() => {}); // a failed load is retried, and reported, by the guard's own call
+    // A failed load is retried, and reported, by the guard's own call.
+    import('../sql/parse-tree.js').then(({ loadSqlParser }) => loadSqlParser()).catch(() => {});
     pipeline.catch(() => {}); // awaited below, unless opening a database fails first
     // Both open a PGlite data directory (a second or two each): in parallel.
     const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
