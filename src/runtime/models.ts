@@ -31,8 +31,9 @@ function once<T>(build: () => Promise<T>): () => Promise<T> {
 /**
  * A chat model whose adapter module starts loading now, in the background, and is awaited by the
  * first `generate`; `id` is known up front. Loading starts at creation because a runtime creates
- * its chat model when it is about to use it: a module read later, while V8 compiles PGlite's
- * WebAssembly, waited ≈ 1 s for the busy machine (issue 15, measured with `--cpu-prof`).
+ * its chat model when it is about to use it: read later, while V8 compiles PGlite's WebAssembly,
+ * the module's file read waited ≈ 1 s (issue 15; `--cpu-prof` of `ask` on a 2-core machine at
+ * load average ≈ 15).
  */
 function lazyChatModel(id: string, build: () => Promise<ChatModel>): ChatModel {
   const get = once(build);
