@@ -3,13 +3,13 @@
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { type Config, loadConfig } from '../config/config.js';
-import { isSqlrecallError, SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { SqlrecallError } from '../core/errors.js';
 // Each command's module is imported when that command runs (issue 15: process start), so `ask`
-// never loads the HTTP server, the eval harness or the other commands' dependencies.
+// never loads the HTTP server, the eval harness or the other commands' dependencies, and
+// `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
+// `configFrom` lives in `config-from.ts`, `reportError` in `report.ts`.
 import { MCP_HELP } from './commands/mcp-help.js';
 import type { CliIO } from './io.js';
-import { errorJson, printError, printJson } from './output.js';
 
 /** Options shared by every command (flags win over environment and `.env`). */
 export interface GlobalOptions {
@@ -42,37 +42,6 @@ export interface GlobalOptions {
   baseUrl?: string;
   /** `--context-length N` when the OpenAI-compatible server does not report it (issue 17). */
   contextLength?: string;
-}
-
-/** Reads the configuration with the command line's flags applied. */
-export function configFrom(io: CliIO, opts: GlobalOptions): Config {
-  return loadConfig({
-    env: io.env,
-    cwd: io.cwd,
-    flags: {
-      databaseUrl: opts.db,
-      user: opts.user,
-      model: opts.model,
-      embedModel: opts.embedModel,
-      ollamaHost: opts.ollamaHost,
-      home: opts.home,
-      maxRows: opts.maxRows,
-      statementTimeoutMs: opts.timeoutMs,
-      maxResultBytes: opts.maxResultBytes,
-      schemas: opts.schemas,
-      numCtx: opts.numCtx,
-      maxRepairs: opts.maxRepairs,
-      logLevel: opts.logLevel,
-      allowTables: opts.allowTables,
-      allowFunctions: opts.allowFunctions,
-      team: opts.team,
-      memoryEnabled: opts.memory === false ? 'off' : undefined,
-      maxSqlTokens: opts.maxSqlTokens,
-      provider: opts.provider,
-      baseUrl: opts.baseUrl,
-      contextLength: opts.contextLength,
-    },
-  });
 }
 
 const EXAMPLES = `
@@ -337,23 +306,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       if (error.code === 'commander.help') return 0;
       return 2;
     }
+    const { reportError } = await import('./report.js');
     return reportError(io, Boolean(program.opts().json), error);
   }
-}
-
-/** Prints an error the user can act on and returns its exit code. */
-export function reportError(
-  io: CliIO,
-  json: boolean,
-  error: unknown,
-  extra: Record<string, unknown> = {},
-): number {
-  const err = toSqlrecallError(error);
-  if (!isSqlrecallError(error) && io.env.SQLRECALL_DEBUG)
-    io.stderr.write(`${(error as Error)?.stack ?? error}\n`);
-  printError(io, err);
-  if (json) printJson(io, { ...extra, error: errorJson(err) });
-  return err.exitCode;
 }
 
 export { SqlrecallError };

@@ -3,18 +3,45 @@
  * Only this layer picks adapters; everything else receives interfaces.
  */
 import { join } from 'node:path';
-import { Assistant } from '../agent/assistant.js';
-import { createMemoryHook } from '../agent/memory-hook.js';
+import type { Assistant } from '../agent/assistant.js';
 import type { Config } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
-import { createOllamaAdmin, type OllamaAdmin } from '../models/ollama/admin.js';
-import { withFunctionPolicy } from '../sql/function-policy.js';
-import { type MemoryRuntime, type OpenMemoryOptions, openMemory } from './memory-runtime.js';
-import { contextLengthSourceFor, createChatModelFor, modelInstallHint } from './models.js';
-import { createSchemaLinking } from './schema-linking.js';
+import type { OllamaAdmin } from '../models/ollama/admin.js';
+import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
+import {
+  type ContextLengthSource,
+  contextLengthSourceFor,
+  createChatModelFor,
+  createOllamaAdminFor,
+  modelInstallHint,
+} from './models.js';
+
+// The question pipeline, the memory store and schema linking are imported when first needed
+// (issue 15: process start): a command that fails on its configuration, or never asks a
+// question, does not load the SQL parser, the memory store or the linker.
+
+/**
+ * `source` with the context length of `model` already requested: the first
+ * `contextLength(model)` call gets that early request's outcome (value or error, so no call is
+ * added), later calls ask `source` again.
+ */
+function withEarlyContextLength(source: ContextLengthSource, model: string): ContextLengthSource {
+  let early: Promise<number | undefined> | undefined = source.contextLength(model);
+  early.catch(() => {}); // handled by the caller that takes it (schema linking: "unknown")
+  return {
+    contextLength(wanted) {
+      if (early && wanted === model) {
+        const taken = early;
+        early = undefined;
+        return taken;
+      }
+      return source.contextLength(wanted);
+    },
+  };
+}
 
 /** Where `sqlrecall demo` keeps its embedded shop database. */
 export function demoDatabaseDir(config: Config): string {
@@ -44,7 +71,10 @@ export class Runtime {
       const log = (message: string, details: Record<string, unknown>) => {
         if (verbose) this.hooks.warn?.(`memory: ${message} ${JSON.stringify(details)}`);
       };
-      const opening = openMemory(this.config, { chat: this.chat(), log, ...options });
+      const chat = this.chat();
+      const opening = import('./memory-runtime.js').then(({ openMemory }) =>
+        openMemory(this.config, { chat, log, ...options }),
+      );
       this.memoryRuntime = opening;
       opening.catch(() => {
         if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
@@ -83,7 +113,7 @@ export class Runtime {
 
   /** Ollama model management (version, list, pull). */
   admin(): OllamaAdmin {
-    this.adminClient ??= createOllamaAdmin({ host: this.config.ollamaHost });
+    this.adminClient ??= createOllamaAdminFor(this.config.ollamaHost);
     return this.adminClient;
   }
 
@@ -104,7 +134,10 @@ export class Runtime {
     }
     if (!this.db) {
       // Every statement is judged against this database's catalog first (issue 10, item 8).
-      const opening = openDatabase(url, { schemas: this.config.schemas }).then((db) =>
+      const opening = Promise.all([
+        openDatabase(url, { schemas: this.config.schemas }),
+        import('../sql/function-policy.js'),
+      ]).then(([db, { withFunctionPolicy }]) =>
         withFunctionPolicy(db, { allowFunctions: this.config.allowFunctions }),
       );
       this.db = opening;
@@ -119,17 +152,44 @@ export class Runtime {
    * An Assistant over the configured database and chat model, with long-term memory unless it is
    * off. Writes left pending by an earlier run (a crash between answer and memory write) are
    * applied first.
+   *
+   * `options.prefetchContextLength` (a one-shot question, `ask`): the model's context length —
+   * the first model call a question makes, from schema linking — is requested at once, before the
+   * databases open, instead of once the catalog is read (issue 15). Default off: a long-lived
+   * runtime (`chat`, `serve`) would otherwise call the model server before any question, and keep
+   * a failure from a server that comes up later.
    */
-  async assistant(): Promise<Assistant> {
+  async assistant(options: { prefetchContextLength?: boolean } = {}): Promise<Assistant> {
     if (!this.config.databaseUrl) await this.database(); // fails fast with the how-to, before opening memory
+    // With `prefetchContextLength`, the model's context length (schema linking's first model call,
+    // made once the catalog is read) is requested now, before the databases open (issue 15): the
+    // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
+    // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
+    const contextSource =
+      this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin();
+    const contextLength = options.prefetchContextLength
+      ? withEarlyContextLength(contextSource, this.config.model)
+      : contextSource;
+    this.chat(); // its adapter module loads now, not while PGlite compiles (see `createChatModelFor`)
+    const pipeline = Promise.all([
+      import('../agent/assistant.js'),
+      import('../agent/memory-hook.js'),
+      import('./schema-linking.js'),
+    ]);
+    // Every question's SQL goes through the guard, whose parser is WebAssembly too: its load (file
+    // read, compile) starts now, beside the databases', instead of after them.
+    // A failed load is retried, and reported, by the guard's own call.
+    import('../sql/parse-tree.js').then(({ loadSqlParser }) => loadSqlParser()).catch(() => {});
+    pipeline.catch(() => {}); // awaited below, unless opening a database fails first
     // Both open a PGlite data directory (a second or two each): in parallel.
     const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
+    const [{ Assistant }, { createMemoryHook }, { createSchemaLinking }] = await pipeline;
     // Schema linking (issue 5): its index lives beside the memories when the store is open, so it
     // survives the process; otherwise it is kept in process memory.
     const linking = createSchemaLinking({
       config: this.config,
       db,
-      admin: this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin(),
+      admin: contextLength,
       sql: memory ? await memory.store.sql() : undefined,
       embedding: memory?.canEmbed ? memory.embedder : null,
       onWarning: (message) => this.hooks.warn?.(message),

@@ -231,7 +231,8 @@ export async function runAsk(
       io,
       opts,
       async (runtime, config) => {
-        const assistant = await runtime.assistant();
+        // One question: the model's context length is asked for while the database opens.
+        const assistant = await runtime.assistant({ prefetchContextLength: true });
         let conversationId = opts.conversation;
         if (opts.continue && conversationId === undefined && config.memoryEnabled) {
           const memory = await runtime.memory();

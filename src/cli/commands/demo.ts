@@ -9,9 +9,11 @@ import { createDemoDatabase } from '../../demo/load.js';
 import { ollamaInstallHint } from '../../runtime/doctor.js';
 import { demoDatabaseDir, Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
+import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
 import { formatBytes, progressBar } from '../progress.js';
+import { reportError } from '../report.js';
 import { runChat } from './chat.js';
 
 /** Asks a yes/no question on the terminal; Enter means yes. */

@@ -8,7 +8,8 @@ import { type Check, checkDatabase, checkDatabaseRole, checkModels } from '../..
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { reportError } from '../report.js';
 import { withRuntime } from '../with-runtime.js';
 
 /** Runs `doctor`. */

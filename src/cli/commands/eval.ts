@@ -10,10 +10,12 @@ import { MEMORY_MODES, type MemoryMode } from '../../eval/dataset.js';
 import { type EvalSummary, type GroupStats, STATS_HEADINGS, statsRow } from '../../eval/report.js';
 import { checkEvalServerUrl, runBenchmark } from '../../runtime/eval-runtime.js';
 import { pc } from '../colors.js';
+import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
 import { progressBar } from '../progress.js';
+import { reportError } from '../report.js';
 
 /** Flags of `eval`. */
 export interface EvalFlags extends GlobalOptions {

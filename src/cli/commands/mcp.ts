@@ -5,8 +5,10 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { reportError } from '../report.js';
 
 /** Options of `sqlrecall mcp`. */
 export interface McpCommandOptions extends GlobalOptions {

@@ -9,10 +9,11 @@ import type { QueryResult } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { guardSql } from '../../sql/guard.js';
+import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, writeJsonStreaming } from '../output.js';
-import { configFrom, type GlobalOptions } from '../program.js';
+import type { GlobalOptions } from '../program.js';
 
 async function readStdin(io: CliIO): Promise<string> {
   const chunks: Buffer[] = [];

@@ -6,9 +6,11 @@
 import { SqlrecallError } from '../../core/errors.js';
 import { memoryClient } from '../../server/runtime-deps.js';
 import { type RestoredMemories, UserDirectory } from '../../server/users.js';
+import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
-import { configFrom, type GlobalOptions, reportError } from '../program.js';
+import type { GlobalOptions } from '../program.js';
+import { reportError } from '../report.js';
 
 /** Subcommands of `users`. */
 export const USERS_SUBCOMMANDS = ['add', 'list', 'remove', 'token'] as const;

@@ -1,0 +1,39 @@
+/**
+ * The configuration of one CLI run: `loadConfig` with the command line's flags applied. Its own
+ * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration
+ * schema (issue 15: process start).
+ */
+import { type Config, loadConfig } from '../config/config.js';
+import type { CliIO } from './io.js';
+import type { GlobalOptions } from './program.js';
+
+/** Reads the configuration with the command line's flags applied. */
+export function configFrom(io: CliIO, opts: GlobalOptions): Config {
+  return loadConfig({
+    env: io.env,
+    cwd: io.cwd,
+    flags: {
+      databaseUrl: opts.db,
+      user: opts.user,
+      model: opts.model,
+      embedModel: opts.embedModel,
+      ollamaHost: opts.ollamaHost,
+      home: opts.home,
+      maxRows: opts.maxRows,
+      statementTimeoutMs: opts.timeoutMs,
+      maxResultBytes: opts.maxResultBytes,
+      schemas: opts.schemas,
+      numCtx: opts.numCtx,
+      maxRepairs: opts.maxRepairs,
+      logLevel: opts.logLevel,
+      allowTables: opts.allowTables,
+      allowFunctions: opts.allowFunctions,
+      team: opts.team,
+      memoryEnabled: opts.memory === false ? 'off' : undefined,
+      maxSqlTokens: opts.maxSqlTokens,
+      provider: opts.provider,
+      baseUrl: opts.baseUrl,
+      contextLength: opts.contextLength,
+    },
+  });
+}
