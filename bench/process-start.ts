@@ -2,7 +2,10 @@
  * Whole-process start benchmark (issue 15): `sqlrecall ask` as a user runs it, on the demo shop,
  * with the scripted model server at zero delay standing in for Ollama.
  *
- *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json]
+ *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json] [--bin PATH]
+ *
+ * `--bin`: the CLI to start (default `bin/sqlrecall.js` of this checkout), e.g. an older build's, to
+ * compare builds by running this script once per build back to back.
  *
  * Four cases, each run `--runs` times (after one warm-up run each), in turn:
  * - `off`: `ask --no-memory`, no other sqlrecall process: this process opens the shop's PGlite;
@@ -32,11 +35,12 @@ const { values: args } = parseArgs({
     runs: { type: 'string' },
     quick: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    bin: { type: 'string' },
   },
 });
 const runs = Number(args.runs ?? (args.quick ? 2 : 5));
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'sqlrecall.js');
+const BIN = args.bin ? resolve(args.bin) : join(ROOT, 'bin', 'sqlrecall.js');
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-start-'));
