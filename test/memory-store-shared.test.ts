@@ -10,6 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gate, startWireMux, type WireMux } from '../src/memory/store/wire-mux.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
 describe('wire multiplexer over one PGlite', () => {
   let dir: string;
@@ -24,7 +25,7 @@ describe('wire multiplexer over one PGlite', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlrecall-mux-'));
-    db = new PGlite();
+    db = new PGlite(inMemoryPgliteOptions());
     await db.waitReady;
     await db.query('CREATE TABLE t (v int)');
     mux = await startWireMux(db, new Gate(), join(dir, 'run'));
