@@ -7,10 +7,9 @@
  *   skip would hide a broken setup.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { TEMPLATE_DATA, TEMPLATE_ENV, TEMPLATE_TAR } from './support/pglite-template.js';
 
@@ -45,24 +44,22 @@ function ensureBuilt(): void {
  * Creates the pristine PGlite cluster once (initdb) and publishes it to the test workers through
  * the environment (forks inherit it). Returns the teardown that removes it.
  */
-async function createPgliteTemplate(): Promise<() => void> {
+function createPgliteTemplate(): () => void {
   // `SQLRECALL_TEST_PGLITE_TEMPLATE=off`: every new database runs initdb (for timing comparisons).
   if (process.env[TEMPLATE_ENV] === 'off') return () => {};
   const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-pglite-template-'));
-  const db = new PGlite(join(dir, TEMPLATE_DATA));
-  try {
-    const tar = await db.dumpDataDir('none');
-    writeFileSync(join(dir, TEMPLATE_TAR), Buffer.from(await tar.arrayBuffer()));
-  } finally {
-    await db.close();
-  }
+  execFileSync(process.execPath, [join('test', 'support', 'make-pglite-template.mjs'), dir], {
+    stdio: 'inherit',
+  });
+  if (!existsSync(join(dir, TEMPLATE_DATA, 'PG_VERSION')) || !existsSync(join(dir, TEMPLATE_TAR)))
+    throw new Error(`the PGlite template was not created in ${dir}`);
   process.env[TEMPLATE_ENV] = dir;
   return () => rmSync(dir, { recursive: true, force: true });
 }
 
 export default async function setup(): Promise<() => void> {
   ensureBuilt();
-  const teardown = await createPgliteTemplate();
+  const teardown = createPgliteTemplate();
   await checkServer();
   return teardown;
 }
