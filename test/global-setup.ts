@@ -60,7 +60,12 @@ function createPgliteTemplate(): () => void {
 export default async function setup(): Promise<() => void> {
   ensureBuilt();
   const teardown = createPgliteTemplate();
-  await checkServer();
+  try {
+    await checkServer();
+  } catch (error) {
+    teardown();
+    throw error;
+  }
   return teardown;
 }
 
