@@ -1,13 +1,17 @@
 /**
  * Runs once before the test files:
  * - builds dist/ when it is missing or older than src/, so subprocess tests run the current code;
+ * - runs PGlite's initdb once into a template cluster (directory + tarball) that the test helpers
+ *   of test/support/pglite-template.ts copy instead of running initdb for every new database;
  * - in CI (`CI=true`) the server PostgreSQL named by TEST_DATABASE_URL must be reachable: a silent
  *   skip would hide a broken setup.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { TEMPLATE_DATA, TEMPLATE_ENV, TEMPLATE_TAR } from './support/pglite-template.js';
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -36,8 +40,36 @@ function ensureBuilt(): void {
   }
 }
 
-export default async function setup(): Promise<void> {
+/**
+ * Creates the pristine PGlite cluster once (initdb) and publishes it to the test workers through
+ * the environment (forks inherit it). Returns the teardown that removes it.
+ */
+function createPgliteTemplate(): () => void {
+  // `SQLRECALL_TEST_PGLITE_TEMPLATE=off`: every new database runs initdb (for timing comparisons).
+  if (process.env[TEMPLATE_ENV] === 'off') return () => {};
+  const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-pglite-template-'));
+  execFileSync(process.execPath, [join('test', 'support', 'make-pglite-template.mjs'), dir], {
+    stdio: 'inherit',
+  });
+  if (!existsSync(join(dir, TEMPLATE_DATA, 'PG_VERSION')) || !existsSync(join(dir, TEMPLATE_TAR)))
+    throw new Error(`the PGlite template was not created in ${dir}`);
+  process.env[TEMPLATE_ENV] = dir;
+  return () => rmSync(dir, { recursive: true, force: true });
+}
+
+export default async function setup(): Promise<() => void> {
   ensureBuilt();
+  const teardown = createPgliteTemplate();
+  try {
+    await checkServer();
+  } catch (error) {
+    teardown();
+    throw error;
+  }
+  return teardown;
+}
+
+async function checkServer(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     if (process.env.CI)

@@ -21,6 +21,7 @@ import { estimateTokens } from '../src/models/tokens.js';
 import { renderSchema } from '../src/sql/render.js';
 import { generateDecoys } from './support/decoys.js';
 import { SHOP_SQL } from './support/fixtures.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 const NUM_CTX = 4096;
@@ -57,7 +58,7 @@ describe('token budget on a 1,000-table database', () => {
   let index: SchemaIndex;
 
   beforeAll(async () => {
-    pglite = new PGlite();
+    pglite = new PGlite(inMemoryPgliteOptions());
     await pglite.exec(SHOP_SQL);
     await pglite.exec(
       "ALTER TABLE customers ADD COLUMN segment text; UPDATE customers SET segment = CASE WHEN id % 2 = 0 THEN 'wholesale' ELSE 'retail' END;",

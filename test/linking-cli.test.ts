@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDecoys } from './support/decoys.js';
 import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { seedPgliteDataDir } from './support/pglite-template.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
 describe('sqlrecall schema context', () => {
@@ -20,7 +21,7 @@ describe('sqlrecall schema context', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-linking-cli-'));
+    const dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-linking-cli-')));
     const db = new PGlite(dir);
     await db.exec(SHOP_SQL);
     await db.exec(

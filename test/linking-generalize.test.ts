@@ -15,12 +15,13 @@ import { InMemorySchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler, enumHints } from '../src/linking/value-hints.js';
 import { CLINIC_QUESTIONS, CLINIC_SQL, type ClinicQuestion } from './corpus/clinic.js';
 import { generateDecoys } from './support/decoys.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
 let pglite: PGlite;
 let schema: Schema;
 
 beforeAll(async () => {
-  pglite = new PGlite();
+  pglite = new PGlite(inMemoryPgliteOptions());
   await pglite.exec(CLINIC_SQL);
   const connector = createPgliteConnector({ pglite });
   const base = await connector.introspect();

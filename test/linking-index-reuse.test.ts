@@ -21,6 +21,7 @@ import { createValueSampler } from '../src/linking/value-hints.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
 import { CLINIC_SQL } from './corpus/clinic.js';
 import { generateDecoys } from './support/decoys.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { hashEmbedding } from './support/scripted/embedding.js';
 
 let user: PGlite;
@@ -28,7 +29,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sqlrecall-i13-index-'));
-  user = new PGlite();
+  user = new PGlite(inMemoryPgliteOptions());
   await user.exec(CLINIC_SQL);
   await user.exec(
     generateDecoys(1000, { seed: 4242, taken: ['country', 'city', 'region'] })

@@ -21,6 +21,7 @@ import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { generateDecoys } from './support/decoys.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
 import { SHOP_SQL } from './support/fixtures.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { hashEmbedding } from './support/scripted/embedding.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 
@@ -49,7 +50,7 @@ async function pgvectorStore(): Promise<{
   sql: SchemaIndexSql;
   close: () => Promise<void>;
 }> {
-  const db = new PGlite({ extensions: { vector } });
+  const db = new PGlite(inMemoryPgliteOptions({ extensions: { vector } }));
   const sql: SchemaIndexSql = {
     query: async (text, params) => (await db.query(text, params)).rows as never[],
   };

@@ -16,6 +16,7 @@ import { InMemorySchemaIndexStore } from '../src/linking/store.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { generateDecoys } from './support/decoys.js';
 import { defogDump } from './support/defog.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { loadReferenceParser, referencedTables } from './support/referenced-tables.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
@@ -40,7 +41,7 @@ async function measure(
   db: string,
   decoys: number,
 ): Promise<{ recall: number; under2000: number; n: number }> {
-  const pglite = new PGlite();
+  const pglite = new PGlite(inMemoryPgliteOptions());
   try {
     await pglite.exec(defogDump(db));
     const connector = createPgliteConnector({ pglite });

@@ -1,5 +1,5 @@
 /**
- * The wire multiplexer that shares one PGlite between processes (src/memory/store/wire-mux.ts):
+ * The wire multiplexer that shares one PGlite between processes (src/databases/pglite/wire-mux.ts):
  * whole transactions never interleave, a client that vanishes mid-transaction is rolled back and
  * does not block the others, and the socket is owner-only.
  */
@@ -10,6 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gate, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
 describe('wire multiplexer over one PGlite', () => {
   let dir: string;
@@ -24,7 +25,7 @@ describe('wire multiplexer over one PGlite', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlrecall-mux-'));
-    db = new PGlite();
+    db = new PGlite(inMemoryPgliteOptions());
     await db.waitReady;
     await db.query('CREATE TABLE t (v int)');
     mux = await startWireMux(db, new Gate(), join(dir, 'run'));

@@ -16,6 +16,7 @@ import type { ChatModel, DatabaseConnector } from '../src/core/ports.js';
 import { guardSql } from '../src/sql/guard.js';
 import { ATTACKS } from './support/attacks.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { seedPgliteDataDir } from './support/pglite-template.js';
 import {
   type ScriptedChatRequest,
   type ScriptedOllama,
@@ -138,7 +139,7 @@ function suite(engine: 'pglite' | 'server') {
       zone = zoneOffTheProcessDate();
       const seed = `SET TimeZone = '${zone}';\n${FIXTURE_SQL}`;
       if (engine === 'pglite') {
-        const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-dialect-'));
+        const dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-dialect-')));
         const db = new PGlite(dir);
         await db.exec(seed);
         // PGlite sets TimeZone at start-up; only the server configuration (postgresql.auto.conf) outlasts it.

@@ -19,6 +19,7 @@ import { checkIdentifiers } from '../src/sql/identifiers.js';
 import { DEFOG_DATABASES, defogDump } from './support/defog.js';
 import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { inMemoryPgliteOptions, seedPgliteDataDir } from './support/pglite-template.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
 
 const READS = readFileSync(
@@ -40,7 +41,7 @@ describe('tricky reads', () => {
   let schema: Schema;
 
   beforeAll(async () => {
-    pglite = new PGlite();
+    pglite = new PGlite(inMemoryPgliteOptions());
     await pglite.exec(SHOP_SQL + SALES_SQL);
     db = createPgliteConnector({ pglite });
     schema = await db.introspect();
@@ -137,7 +138,7 @@ describe('allowlist through `sqlrecall sql`', () => {
   it('refuses a table outside --allow-tables with exit 3 and runs an allowed one', async () => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-allow-'));
+    const dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-allow-')));
     const seed = new PGlite(dir);
     await seed.exec(SHOP_SQL);
     await seed.close();
@@ -177,7 +178,7 @@ describe.skipIf(!HAS_BENCHMARKS)('defog gold queries pass the identifier check o
   it('every expansion of every gold query: no unknown table or column', async () => {
     // One embedded instance, one schema per database (its `public`), so start-up is paid once.
     const schemas = new Map<string, Schema>();
-    const pglite = new PGlite();
+    const pglite = new PGlite(inMemoryPgliteOptions());
     try {
       const connector = createPgliteConnector({ pglite });
       for (const name of DEFOG_DATABASES) {

@@ -14,6 +14,7 @@ import { ANSWER_PROMPT_MARKER, REPAIR_PROMPT_MARKER, SQL_PROMPT_MARKER } from '.
 import { createPostgresConnector } from '../src/databases/postgres/connector.js';
 import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { seedPgliteDataDir } from './support/pglite-template.js';
 import {
   type ScriptedChatRequest,
   type ScriptedOllama,
@@ -79,7 +80,7 @@ describe('repair, honesty and the prompt boundary (PGlite, in-process CLI)', () 
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-repair-'));
+    dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-repair-')));
     const seed = new PGlite(dir);
     await seed.exec(SHOP_SQL + HOSTILE_COMMENT);
     await seed.close();

@@ -18,6 +18,7 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { Gate, startWireMux } from '../src/databases/pglite/wire-mux.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { BIN, ROOT, runSqlrecall } from './support/cli.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const SERVER = process.env.TEST_DATABASE_URL;
@@ -88,7 +89,7 @@ describe('two serve replicas on one server memory database', () => {
     } else {
       const { PGlite } = await import('@electric-sql/pglite');
       const { vector } = await import('@electric-sql/pglite-pgvector');
-      const db = new PGlite({ extensions: { vector } });
+      const db = new PGlite(inMemoryPgliteOptions({ extensions: { vector } }));
       await db.waitReady;
       const runDir = join(dir, 'memory-server');
       const mux = await startWireMux(db, new Gate(), runDir);

@@ -11,6 +11,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { seedPgliteDataDir } from './support/pglite-template.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { createLocalApp, type LocalApp, parseSse } from './support/server-app.js';
 
@@ -119,7 +120,7 @@ let model: ScriptedOllama;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sqlrecall-fidelity-'));
+  dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-fidelity-')));
   home = mkdtempSync(join(tmpdir(), 'sqlrecall-fidelity-home-'));
   const db = new PGlite(dir);
   // The session time zone decides the timestamptz offset: UTC, as a fresh server has it.

@@ -6,6 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inMemoryPgliteOptions } from '../../test/support/pglite-template.js';
 import { PgSchemaIndexStore } from '../linking/pg-store.js';
 import { SqlrecallError } from './errors.js';
 import { fromVectorSql, MAX_VECTOR_DIMENSIONS, toVectorSql } from './vector.js';
@@ -64,7 +65,7 @@ describe('fromVectorSql', () => {
 describe('through a real vector column (PGlite + pgvector)', () => {
   let db: PGlite;
   beforeAll(async () => {
-    db = new PGlite({ extensions: { vector } });
+    db = new PGlite(inMemoryPgliteOptions({ extensions: { vector } }));
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { inMemoryPgliteOptions } from '../../test/support/pglite-template.js';
 import { copyTextField, toCopyText } from './copy-text.js';
 
 describe('COPY text format', () => {
@@ -18,7 +19,7 @@ describe('COPY text format', () => {
   });
 
   it('round-trips hostile strings through a real COPY', async () => {
-    const db = new PGlite();
+    const db = new PGlite(inMemoryPgliteOptions());
     try {
       await db.exec('CREATE TABLE t (id int, s text)');
       const values = [

@@ -2,9 +2,11 @@
  * Loads the defog benchmark databases (read in place from ../shared/benchmarks) into throw-away
  * databases: server PostgreSQL (TEST_DATABASE_URL) or embedded PGlite.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { seedPgliteDataDir } from './pglite-template.js';
 import { createTempDatabase, type TempDatabase } from './server-db.js';
 import { benchmarkPath } from './shared-data.js';
 
@@ -43,6 +45,8 @@ export async function loadDefogOnServer(name: string): Promise<TempDatabase> {
 
 /** Loads the named dump into a PGlite data directory (created if needed) and closes it. */
 export async function loadDefogIntoPglite(name: string, dataDir: string): Promise<void> {
+  if (!existsSync(join(dataDir, 'PG_VERSION')) && (!existsSync(dataDir) || readdirSync(dataDir).length === 0))
+    seedPgliteDataDir(dataDir);
   const db = new PGlite(dataDir);
   try {
     await db.exec(defogDump(name));

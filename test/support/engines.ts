@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { DatabaseConnector } from '../../src/core/ports.js';
 import { createPgliteConnector } from '../../src/databases/pglite/connector.js';
 import { createPostgresConnector } from '../../src/databases/postgres/connector.js';
+import { inMemoryPgliteOptions } from './pglite-template.js';
 import { createTempDatabase, TEST_DATABASE_URL } from './server-db.js';
 
 /** Engine names for `describe.each`. */
@@ -30,7 +31,7 @@ export interface TestDatabase {
 /** Creates an empty database on `engine`. */
 export async function createTestDatabase(engine: EngineName, prefix: string): Promise<TestDatabase> {
   if (engine === 'pglite') {
-    const db = new PGlite();
+    const db = new PGlite(inMemoryPgliteOptions());
     const connector = createPgliteConnector({ pglite: db });
     return {
       engine,

@@ -2,11 +2,9 @@
  * Small databases for CLI tests, on PGlite (always) and on the server (when TEST_DATABASE_URL is set),
  * with a snapshot function that proves a database is unchanged.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { freshPgliteDataDir } from './pglite-template.js';
 import { createTempDatabase, type TempDatabase } from './server-db.js';
 
 /** A tiny shop: customers and orders with a foreign key, a sequence, and a view. */
@@ -48,7 +46,7 @@ export async function snapshotWith(
 
 /** Creates the shop fixture in a fresh PGlite data directory (closed again; the CLI opens it). */
 export async function pgliteShop(): Promise<Fixture> {
-  const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-fixture-'));
+  const dir = freshPgliteDataDir('sqlrecall-fixture-');
   const db = new PGlite(dir);
   await db.exec(SHOP_SQL);
   await db.close();

@@ -16,6 +16,7 @@ import {
   type MemoryStoreOptions,
   type SqlMemoryStore,
 } from '../../src/memory/store/index.js';
+import { freshPgliteDataDir, inMemoryPgliteOptions } from './pglite-template.js';
 
 /** Store engines covered by every memory store suite. */
 export type StoreEngine = 'pglite' | 'server-style';
@@ -39,7 +40,7 @@ export interface StoreHarness {
 /** Creates an empty database for `engine`. */
 export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarness> {
   if (engine === 'pglite') {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sqlrecall-memstore-'));
+    const dataDir = freshPgliteDataDir('sqlrecall-memstore-');
     return {
       engine,
       dataDir,
@@ -48,7 +49,7 @@ export async function createStoreHarness(engine: StoreEngine): Promise<StoreHarn
       dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
-  const db = new PGlite({ extensions: { vector } });
+  const db = new PGlite(inMemoryPgliteOptions({ extensions: { vector } }));
   await db.waitReady;
   const runDir = mkdtempSync(join(tmpdir(), 'sqlrecall-memserver-'));
   const server = await startWireMux(db, new Gate(), runDir);
