@@ -121,6 +121,32 @@ setInterval(() => {}, 1000);`;
     }
   });
 
+  it('a directory whose socket path is too long is used alone: it opens, and a second process is told at once', async () => {
+    const long = join(dir, '..', 'd'.repeat(110));
+    const own = createPgliteConnector({ dataDir: long });
+    try {
+      await own.ping(); // before the socket length check, `listen` never called back here
+      expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(process.pid));
+    } finally {
+      await own.close();
+    }
+    const holder = spawn('sleep', ['60']);
+    try {
+      writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone`);
+      const other = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
+      const started = Date.now();
+      const error = await other.ping().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((error as SqlrecallError).code).toBe('db_unreachable');
+      expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
+      await other.close();
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  }, 120_000);
+
   it('two connectors of one process share one instance until the last one closes', async () => {
     const first = createPgliteConnector({ dataDir: dir });
     const second = createPgliteConnector({ dataDir: dir });

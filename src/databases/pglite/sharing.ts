@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { isConnectionError } from '../postgres/errors.js';
 import { pgliteStartParams } from './start-params.js';
-import { Gate, SOCKET_FILE_NAME, startWireMux, type WireMux } from './wire-mux.js';
+import { Gate, SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
 
 /** Name of the lock file that marks a data directory as owned by a running process. */
 export const LOCK_FILE_NAME = 'sqlrecall-memory.lock';
@@ -107,7 +107,8 @@ export async function openPglite(dir: string | undefined, vector: boolean): Prom
 interface Owner {
   db: PGlite;
   gate: Gate;
-  mux: WireMux;
+  /** Undefined when the directory's socket path is too long to serve (then it is not shared). */
+  mux: WireMux | undefined;
   refs: number;
   release: () => void;
 }
@@ -120,7 +121,8 @@ async function openOwner(dir: string, vector: boolean, release: () => void): Pro
   try {
     db = await openPglite(dir, vector);
     const gate = new Gate();
-    const mux = await startWireMux(db, gate, runDirOf(dir));
+    // A directory whose socket path is too long for a Unix socket is used by this process alone.
+    const mux = socketPathIn(runDirOf(dir)).fits ? await startWireMux(db, gate, runDirOf(dir)) : undefined;
     return { db, gate, mux, refs: 0, release };
   } catch (error) {
     await db?.close().catch(() => undefined);
@@ -131,7 +133,7 @@ async function openOwner(dir: string, vector: boolean, release: () => void): Pro
 
 async function closeOwner(owner: Owner): Promise<void> {
   try {
-    await owner.mux.close();
+    await owner.mux?.close();
     // Let a client's transaction in flight finish (or be rolled back) before closing.
     await owner.gate.run(async () => {
       if (!owner.db.closed) await owner.db.close();
@@ -213,6 +215,12 @@ export async function acquireSharedPglite<C>(
         });
       } else {
         lastPid = lock.pid;
+        // Its holder cannot serve it (the socket path is too long): waiting would not help.
+        if (!socketPathIn(runDirOf(dir)).fits)
+          throw options.unavailable(
+            lastPid,
+            new Error(`The path ${dir} is too long to share over a Unix socket.`),
+          );
       }
     }
     if (opening) {

@@ -82,6 +82,19 @@ export function lastReadyStatus(response: Uint8Array): string | undefined {
   return status;
 }
 
+/**
+ * Longest Unix socket path, in bytes, that every supported system accepts: `sun_path` holds 108
+ * bytes on Linux and 104 on macOS, NUL included. A longer path is refused before `listen` (on
+ * Linux a too-long path made `listen` never call back).
+ */
+export const MAX_SOCKET_PATH_BYTES = 103;
+
+/** The socket path of `runDir`, and whether it fits {@link MAX_SOCKET_PATH_BYTES}. */
+export function socketPathIn(runDir: string): { path: string; fits: boolean } {
+  const path = `${runDir}/${SOCKET_FILE_NAME}`;
+  return { path, fits: Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES };
+}
+
 /** A running multiplexer; `close()` stops listening, drops clients and removes the socket file. */
 export interface WireMux {
   readonly socketPath: string;
@@ -92,12 +105,13 @@ export interface WireMux {
  * Listens on `<runDir>/.s.PGSQL.5432` (the directory made 0700, the socket 0600, never TCP) and
  * serves `db` to every client through `gate`. The server and its sockets are unref'd: they never
  * keep a finished process alive.
- * @throws Error from `listen` (e.g. a path longer than the ~107-byte Unix socket limit)
+ * @throws Error when the socket path is longer than {@link MAX_SOCKET_PATH_BYTES}, or from `listen`
  */
 export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Promise<WireMux> {
+  const { path: socketPath, fits } = socketPathIn(runDir);
+  if (!fits) throw new Error(`The socket path ${socketPath} is longer than ${MAX_SOCKET_PATH_BYTES} bytes.`);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   chmodSync(runDir, 0o700);
-  const socketPath = `${runDir}/${SOCKET_FILE_NAME}`;
   rmSync(socketPath, { force: true }); // left by a process that died (its lock was stale)
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
