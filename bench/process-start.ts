@@ -2,10 +2,11 @@
  * Whole-process start benchmark (issue 15): `sqlrecall ask` as a user runs it, on the demo shop,
  * with the scripted model server at zero delay standing in for Ollama.
  *
- *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json] [--bin PATH]
+ *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json] [--bin PATH] [--cpu-prof DIR]
  *
  * `--bin`: the CLI to start (default `bin/sqlrecall.js` of this checkout), e.g. an older build's, to
- * compare builds by running this script once per build back to back.
+ * compare builds by running this script once per build back to back. `--cpu-prof DIR`: every `ask`
+ * writes a V8 CPU profile into DIR (slows each run; for finding where start time goes, not for figures).
  *
  * Four cases, each run `--runs` times (after one warm-up run each), in turn:
  * - `off`: `ask --no-memory`, no other sqlrecall process: this process opens the shop's PGlite;
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     bin: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const runs = Number(args.runs ?? (args.quick ? 2 : 5));
@@ -81,7 +83,16 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
     const started = Date.now();
     const child = spawn(
       process.execPath,
-      ['--require', preload, BIN, 'ask', '--json', ...extra, 'how many orders?'],
+      [
+        '--require',
+        preload,
+        ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])] : []),
+        BIN,
+        'ask',
+        '--json',
+        ...extra,
+        'how many orders?',
+      ],
       {
         env: { PATH: process.env.PATH ?? '', HOME: dir, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
