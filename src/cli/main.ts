@@ -2,6 +2,7 @@
  * Process entry of the `sqlrecall` binary. Exits once output is flushed, so a lingering keep-alive
  * socket or database handle can never keep a finished command alive.
  */
+import './preflight.js';
 import { processIO } from './io.js';
 import { runCli } from './program.js';
 
