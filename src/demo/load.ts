@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/
 import { basename, dirname, join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../core/errors.js';
+import { processAlive } from '../core/process.js';
 import { toCopyText } from './copy-text.js';
 import { DEMO_CONSTRAINTS_SQL, DEMO_TABLES_SQL } from './ddl.js';
 import { DEFAULT_DEMO_SEED, type DemoData, type DemoRange, demoRange, generateDemoData } from './generate.js';
@@ -100,21 +101,12 @@ async function listDir(dir: string): Promise<string[] | undefined> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes build directories left by runs that were killed (their process no longer exists). */
 async function removeStaleBuilds(parent: string, prefix: string): Promise<void> {
   for (const name of (await listDir(parent)) ?? []) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid)) {
       await rm(join(parent, name), { recursive: true, force: true });
     }
   }

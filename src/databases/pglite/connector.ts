@@ -21,7 +21,7 @@ import { queryError, unreachableError } from '../postgres/errors.js';
 import { executeReadOnly, type RawResult, type ReadOnlySession } from '../postgres/execute.js';
 import { introspectCatalog } from '../postgres/introspect.js';
 import { TypeNameCache } from '../postgres/type-names.js';
-import { acquireSharedPglite, brokenConnection, openPglite } from './sharing.js';
+import { acquireSharedPglite, brokenConnection, openPglite, sharedAccess } from './sharing.js';
 
 /** Options of {@link createPgliteConnector}. */
 export interface PgliteConnectorOptions {
@@ -184,7 +184,6 @@ function sharedConnector(
   waitMs: number | undefined,
 ): DatabaseConnector {
   const displayName = `pglite:${dir}`;
-  let mode: Promise<Mode> | undefined;
 
   const resolveMode = async (): Promise<Mode> => {
     const shared = await acquireSharedPglite(dir, {
@@ -220,29 +219,15 @@ function sharedConnector(
     return { connector: instanceConnector(displayName, run, schemas, shared.release), owner: true };
   };
 
-  const current = (): Promise<Mode> => {
-    mode ??= resolveMode();
-    return mode.catch((error: unknown) => {
-      mode = undefined;
-      throw error instanceof SqlrecallError ? error : unreachableError(displayName, error);
-    });
-  };
-
-  /** Runs `fn`; when the owner's socket went away, re-resolves (maybe taking over) and runs it once more. */
-  const withMode = async <T>(fn: (connector: DatabaseConnector) => Promise<T>): Promise<T> => {
-    const first = await current();
-    try {
-      return await fn(first.connector);
-    } catch (error) {
-      if (first.owner || !ownerGone(error)) throw error;
-      if (mode) {
-        const stale = mode;
-        mode = undefined;
-        void stale.then((m) => m.connector.close()).catch(() => undefined);
-      }
-      return fn((await current()).connector);
-    }
-  };
+  const access = sharedAccess<Mode>({
+    resolve: resolveMode,
+    error: (cause) => (cause instanceof SqlrecallError ? cause : unreachableError(displayName, cause)),
+    isClient: (m) => !m.owner,
+    ownerGone,
+    dropClient: (m) => m.connector.close(),
+  });
+  const withMode = <T>(fn: (connector: DatabaseConnector) => Promise<T>): Promise<T> =>
+    access.run((m) => fn(m.connector));
 
   return {
     dialect: 'postgres',
@@ -251,10 +236,7 @@ function sharedConnector(
     introspect: (introspectOptions) => withMode((c) => c.introspect(introspectOptions)),
     execute: (sql, executeOptions) => withMode((c) => c.execute(sql, executeOptions)),
     async close(): Promise<void> {
-      const closing = mode;
-      mode = undefined;
-      const value = await closing?.catch(() => undefined);
-      await value?.connector.close();
+      await (await access.detach())?.connector.close();
     },
   };
 }

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
 import { pgliteStartParams } from './start-params.js';
 import { Gate, SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
@@ -34,15 +35,6 @@ export const SHARED_PGLITE_WAIT_MS = 30_000;
 /** The data directory's run directory, where the socket lives. */
 export function runDirOf(dir: string): string {
   return join(dir, '.run');
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
-  }
 }
 
 /**
@@ -75,7 +67,7 @@ function tryLock(dir: string): { release: () => void } | { pid: number } {
       }
       // A lock just created may not hold its pid yet (empty file): treat as live, wait and retry.
       if (!Number.isInteger(pid)) return { pid: -1 };
-      if (pid !== process.pid && pidAlive(pid)) return { pid };
+      if (pid !== process.pid && processAlive(pid)) return { pid };
       rmSync(file, { force: true }); // stale: its process is gone (or ours, not released)
       rmSync(join(runDirOf(dir), SOCKET_FILE_NAME), { force: true });
     }
@@ -250,4 +242,69 @@ export async function acquireSharedPglite<C>(
     if (Date.now() >= deadline) throw options.unavailable(lastPid, lastError);
     await new Promise((resolve) => setTimeout(resolve, 100 + Math.floor(Math.random() * 100)));
   }
+}
+
+/** Options of {@link sharedAccess}. */
+export interface SharedAccessOptions<M> {
+  /** Resolves a mode: usually {@link acquireSharedPglite} wrapped into the caller's own shape. */
+  resolve(): Promise<M>;
+  /** The error to throw when resolving failed (the next call resolves again). */
+  error(cause: unknown): unknown;
+  /** True for a socket client's mode (an owner's calls never lose their connection). */
+  isClient(mode: M): boolean;
+  /** True when a client's call failed because the owner's socket went away. */
+  ownerGone(error: unknown): boolean;
+  /** Closes a client mode that was dropped after its owner went away. */
+  dropClient(mode: M): Promise<void>;
+}
+
+/**
+ * How this process reaches one shared data directory, as its owner or as a client of the owner's
+ * socket: resolved on first use, again after a failed resolution, and again when a client's call
+ * failed because the owner went away (then this process may take the directory over).
+ */
+export interface SharedAccess<M> {
+  /** The current mode, resolved when there is none. @throws `options.error(cause)` when resolving fails */
+  current(): Promise<M>;
+  /**
+   * Runs `fn` on the current mode. When `fn` fails on a client mode because its owner went away,
+   * drops that mode, resolves a new one and runs `fn` once more (its error, if any, is final).
+   */
+  run<T>(fn: (mode: M) => Promise<T>): Promise<T>;
+  /** Detaches the current mode, for closing it: the next call resolves a new one. Undefined when none, or it failed. */
+  detach(): Promise<M | undefined>;
+}
+
+/** See {@link SharedAccess}: the mode cell shared by the memory store and the `pglite:` connector. */
+export function sharedAccess<M>(options: SharedAccessOptions<M>): SharedAccess<M> {
+  let mode: Promise<M> | undefined;
+  const current = (): Promise<M> => {
+    mode ??= options.resolve();
+    return mode.catch((cause: unknown) => {
+      mode = undefined;
+      throw options.error(cause);
+    });
+  };
+  return {
+    current,
+    async run<T>(fn: (m: M) => Promise<T>): Promise<T> {
+      const first = await current();
+      try {
+        return await fn(first);
+      } catch (error) {
+        if (!options.isClient(first) || !options.ownerGone(error)) throw error;
+        if (mode) {
+          const stale = mode;
+          mode = undefined;
+          void stale.then((m) => options.dropClient(m)).catch(() => undefined);
+        }
+        return fn(await current());
+      }
+    },
+    async detach(): Promise<M | undefined> {
+      const closing = mode;
+      mode = undefined;
+      return closing?.catch(() => undefined);
+    },
+  };
 }

@@ -12,6 +12,7 @@ import {
   type OwnedPglite,
   openPglite,
   SHARED_PGLITE_WAIT_MS,
+  sharedAccess,
 } from '../../databases/pglite/sharing.js';
 import { Gate } from '../../databases/pglite/wire-mux.js';
 import {
@@ -81,7 +82,6 @@ export function createSharedPgliteClient(
   options: { waitMs?: number; maxConnections?: number },
 ): SqlClient {
   const displayName = `pglite:${dir ?? 'memory:'}`;
-  let mode: Promise<Mode> | undefined;
 
   const resolveMode = async (): Promise<Mode> => {
     if (dir === undefined) {
@@ -122,36 +122,16 @@ export function createSharedPgliteClient(
     return shared.kind === 'owner' ? ownerMode(shared) : { kind: 'client', client: shared.client };
   };
 
-  const current = (): Promise<Mode> => {
-    mode ??= resolveMode();
-    return mode.catch((error: unknown) => {
-      mode = undefined;
-      throw storeError(error, displayName);
-    });
-  };
-
-  /**
-   * Runs `fn` on the current mode; when a socket client's connection broke (the owner exited),
-   * drops it, re-resolves (possibly becoming the owner) and runs `fn` once more.
-   */
-  const withMode = async <T>(
-    fn: (session: Pick<SqlClient, 'query' | 'transaction'>) => Promise<T>,
-  ): Promise<T> => {
-    const first = await current();
-    if (first.kind === 'owner') return fn(first.session);
-    try {
-      return await fn(first.client);
-    } catch (error) {
-      if (!brokenConnection(error)) throw error;
-      if (mode) {
-        const stale = mode;
-        mode = undefined;
-        void stale.then((m) => (m.kind === 'client' ? m.client.close() : undefined)).catch(() => undefined);
-      }
-      const second = await current();
-      return fn(second.kind === 'owner' ? second.session : second.client);
-    }
-  };
+  const access = sharedAccess<Mode>({
+    resolve: resolveMode,
+    error: (cause) => storeError(cause, displayName),
+    isClient: (m) => m.kind === 'client',
+    ownerGone: brokenConnection,
+    dropClient: (m) => (m.kind === 'client' ? m.client.close() : Promise.resolve()),
+  });
+  /** Runs `fn` on the owner's session or the socket client (see `SharedAccess.run`). */
+  const withMode = <T>(fn: (session: Pick<SqlClient, 'query' | 'transaction'>) => Promise<T>): Promise<T> =>
+    access.run((m) => fn(m.kind === 'owner' ? m.session : m.client));
 
   return {
     engine: 'pglite',
@@ -159,16 +139,12 @@ export function createSharedPgliteClient(
     query: <R extends Row>(text: string, params: unknown[] = []) => withMode((s) => s.query<R>(text, params)),
     transaction: <T>(fn: (tx: SqlSession) => Promise<T>) => withMode((s) => s.transaction(fn)),
     async ownsStore(): Promise<boolean> {
-      return (await current()).kind === 'owner';
+      return (await access.current()).kind === 'owner';
     },
     async close(): Promise<void> {
-      const closing = mode;
-      mode = undefined;
-      if (!closing) return;
-      const value = await closing.catch(() => undefined);
-      if (!value) return;
-      if (value.kind === 'client') await value.client.close();
-      else await value.close();
+      const value = await access.detach();
+      if (value?.kind === 'client') await value.client.close();
+      else await value?.close();
     },
   };
 }
