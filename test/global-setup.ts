@@ -1,6 +1,7 @@
 /**
  * Runs once before the test files:
- * - builds dist/ when it is missing or older than src/, so subprocess tests run the current code;
+ * - builds dist/ (tsc, then the bundle `bin/sqlrecall.js` runs) when it is missing or older than
+ *   src/, so subprocess tests run the current code;
  * - runs PGlite's initdb once into a template cluster (directory + tarball) that the test helpers
  *   of test/support/pglite-template.ts copy instead of running initdb for every new database;
  * - in CI (`CI=true`) the server PostgreSQL named by TEST_DATABASE_URL must be reachable: a silent
@@ -23,7 +24,7 @@ function newestMtime(dir: string): number {
 }
 
 function ensureBuilt(): void {
-  const entry = join('dist', 'cli', 'main.js');
+  const entry = join('dist', 'bundle', 'main.js');
   if (existsSync(entry) && statSync(entry).mtimeMs >= newestMtime('src')) return;
   process.stderr.write('building dist/ for subprocess tests…\n');
   try {
@@ -38,6 +39,7 @@ function ensureBuilt(): void {
     // tsc still emits JavaScript on type errors; the type-check step of `npm test` reports them.
     process.stderr.write('warning: the build reported type errors (see above)\n');
   }
+  execFileSync(process.execPath, [join('scripts', 'bundle.mjs')], { stdio: 'inherit' });
 }
 
 /**

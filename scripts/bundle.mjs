@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// Part of `npm run build` (after tsc): bundles the compiled CLI (dist/cli/main.js and everything it
+// imports, statically or lazily) into dist/bundle/, the code `bin/sqlrecall.js` runs.
+//
+// Why: Node 20 loads ES modules file by file, and `ask` loads several hundred of them (zod alone
+// is ~80 files: ~110 ms, nearly all of it module loading, not zod's own code). One bundle with one
+// chunk per lazily loaded part starts a short command ~30% sooner (bench/process-start.ts,
+// BENCHMARKS.md issue 15 third session). Lazy `import()`s stay lazy: each becomes its own chunk.
+//
+// Left out of the bundle (imported from node_modules at run time, as before):
+// - packages that load files beside their own code (PGlite's .wasm and data bundle, the pgvector
+//   extension archive, libpg-query's .wasm): they find those files through their own location;
+// - `pg`: the memory store also loads it with `createRequire`, so it must stay one copy;
+// - `pino`: its transports run its own files in worker threads;
+// - tools never used by the CLI at run time (vite, playwright-core).
+// dist/server/app.js finds the web UI at `../../dist/web` from its own URL; dist/bundle/ sits at the
+// same depth, so that path still holds.
+import { rmSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const outdir = 'dist/bundle';
+rmSync(outdir, { recursive: true, force: true }); // chunk names are content hashes: no stale ones left
+await build({
+  entryPoints: ['dist/cli/main.js'],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true, // `node --enable-source-maps bin/sqlrecall.js …` for positions in dist/*.js
+  logLevel: 'warning',
+  external: [
+    '@electric-sql/pglite',
+    '@electric-sql/pglite/*',
+    '@electric-sql/pglite-pgvector',
+    '@electric-sql/pglite-socket',
+    'libpg-query',
+    'pg',
+    'pg-native',
+    'pino',
+    'playwright-core',
+    'vite',
+  ],
+  // CommonJS packages inside an ES module bundle call `require` for Node's built-ins.
+  banner: {
+    js: "import { createRequire as __sqlrecallRequire } from 'node:module';\nconst require = __sqlrecallRequire(import.meta.url);",
+  },
+});
