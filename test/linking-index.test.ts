@@ -147,6 +147,47 @@ describe.each(ENGINES)('schema linking on %s', (engine) => {
     await db.exec('ALTER TABLE orders DROP COLUMN coupon_code');
   }, 60_000);
 
+  it('questions arriving together share one sync: each table sampled, embedded and written once', async () => {
+    const store = new InMemorySchemaIndexStore();
+    const embedding = countingEmbedding();
+    const sampled: string[] = [];
+    const sample = createValueSampler(db.connector);
+    const index = new SchemaIndex({
+      store,
+      fingerprint: `fp-together-${engine}`,
+      embedding,
+      sampler: (table) => {
+        sampled.push(`${table.schema}.${table.name}`);
+        return sample(table);
+      },
+    });
+    const schema = await db.connector.introspect();
+    // Lexical syncs join an embedding one; an embedding sync does not join a lexical one.
+    const reports = await Promise.all([
+      index.sync(schema),
+      index.sync(schema),
+      index.sync(schema, { embed: false }),
+      index.sync(schema),
+    ]);
+    expect(new Set(reports).size).toBe(1);
+    expect(reports[0]!.indexed).toHaveLength(schema.tables.length);
+    expect(sampled).toHaveLength(schema.tables.length);
+    expect(new Set(sampled).size).toBe(schema.tables.length);
+    expect(embedding.texts).toHaveLength(schema.tables.length);
+    const lexical = new SchemaIndex({
+      store: new InMemorySchemaIndexStore(),
+      fingerprint: 'fp-lexical',
+      embedding,
+    });
+    const before = embedding.texts.length;
+    const [plain, embedded] = await Promise.all([
+      lexical.sync(schema, { embed: false }),
+      lexical.sync(schema),
+    ]);
+    expect(embedded).not.toBe(plain);
+    expect(embedding.texts.length - before).toBe(schema.tables.length);
+  });
+
   it('drops index entries of dropped tables', async () => {
     const store = new InMemorySchemaIndexStore();
     await db.exec('CREATE TABLE scratch_linking (id int)');

@@ -291,6 +291,14 @@ async function runAgainstModel(
         const query = vectorOf(textOf(action.text));
         const hits = await store.search(scope, { embedding: query, topK: action.topK });
         assertOwn(action.scope, hits, where);
+        // Recall's merged read (one statement per scope) returns the same hits and only own rows.
+        const reads = await store.recallReads(scope, {
+          preferences: { tablesAny: [], limit: 1000 },
+          search: { embedding: query, topK: action.topK },
+        });
+        expect(reads.similar, where).toEqual(hits);
+        for (const part of [reads.preferences, reads.definitions, reads.pinned])
+          assertOwn(action.scope, part, where);
         const expected = memories
           .filter((m) => m.scopeIndex === action.scope && m.status === 'active')
           .map((m) => cosine(m.vector, query))
@@ -400,6 +408,12 @@ describe.each(STORE_ENGINES)('memory scope isolation on %s', (engine) => {
         scopeName(scope),
       ).toEqual([`fact of hostile ${i}`]);
       expect(hits[0]?.scope).toEqual(scope);
+      const reads = await store.recallReads(scope, {
+        preferences: { tablesAny: [], limit: 50 },
+        search: { embedding: testVector(7, DIMS), topK: 50 },
+      });
+      expect(reads.similar).toEqual(hits);
+      expect(reads.preferences.map((m) => m.text)).toEqual([`fact of hostile ${i}`]);
       expect((await store.list(scope)).map((m) => m.id)).toEqual([ids.get(scopeName(scope))]);
     }
     // Unused look-alikes see nothing.

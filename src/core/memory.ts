@@ -180,6 +180,36 @@ export interface MemoryListOptions {
 }
 
 /**
+ * The reads of one scope that recall makes for a question (`memory/recall.ts`), asked at once so a
+ * store can answer them with one statement (issue 15: one round trip per scope instead of four).
+ * Each part is defined as the {@link MemoryStore.list} / {@link MemoryStore.search} call named on it;
+ * {@link RecallReads} holds exactly what those calls return.
+ */
+export interface RecallReadsQuery {
+  /**
+   * `list(scope, { kinds: ['preference'], statuses: ['active'], tablesAny, unexpired: true, limit })`:
+   * the standing preferences on the tables in play (`schema.table`, case-insensitive).
+   */
+  preferences: { tablesAny: string[]; limit: number };
+  /**
+   * `list(scope, { kinds, statuses: ['active'], termWordsWithin, unexpired: true })`: the
+   * definitions whose term words all occur in the question. Omitted: not read (empty).
+   */
+  definitions?: { kinds: MemoryKind[]; termWordsWithin: string[] };
+  /** `search(scope, search)`: similarity recall. */
+  search: MemorySearchOptions;
+  /** `list(scope, { statuses: ['active'], pinned: true, unexpired: true })` is always read. */
+}
+
+/** What {@link RecallReadsQuery} reads, each part in the order of the call it stands for. */
+export interface RecallReads {
+  preferences: Memory[];
+  definitions: Memory[];
+  similar: ScoredMemory[];
+  pinned: Memory[];
+}
+
+/**
  * Durable memory storage (PostgreSQL + pgvector; embedded PGlite by default). Every method takes
  * the scope as a required argument and applies it in SQL before any ranking.
  */

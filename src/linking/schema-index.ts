@@ -57,6 +57,8 @@ export class SchemaIndex {
     | { schema: Schema; embedded: boolean; tables: IndexedTable[]; report: SyncReport }
     | undefined;
   private embeddingDisabled = false;
+  /** The sync in progress, joined by a call for the same schema that it satisfies. */
+  private running: { schema: Schema; embed: boolean; report: Promise<SyncReport> } | undefined;
 
   constructor(private readonly options: SchemaIndexOptions) {}
 
@@ -76,6 +78,20 @@ export class SchemaIndex {
   async sync(schema: Schema, options: { embed?: boolean } = {}): Promise<SyncReport> {
     const embed = options.embed ?? true;
     if (this.synced?.schema === schema && (this.synced.embedded || !embed)) return this.synced.report;
+    // Questions arriving together (a server's first wave of users) share one sync of the same
+    // catalog instead of each sampling, embedding and writing every table (issue 15).
+    const running = this.running;
+    if (running && running.schema === schema && (running.embed || !embed)) return running.report;
+    const report = this.syncNow(schema, embed);
+    this.running = { schema, embed, report };
+    try {
+      return await report;
+    } finally {
+      if (this.running?.report === report) this.running = undefined;
+    }
+  }
+
+  private async syncNow(schema: Schema, embed: boolean): Promise<SyncReport> {
     const started = performance.now();
     const { store, fingerprint } = this.options;
     await store.init();

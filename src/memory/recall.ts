@@ -16,6 +16,8 @@ import {
   type MemoryKind,
   type MemoryScope,
   type MemoryStore,
+  type RecallReads,
+  type RecallReadsQuery,
 } from '../core/memory.js';
 import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
 
@@ -41,7 +43,10 @@ export interface RecalledMemory {
 
 /** Inputs of {@link recallMemories}. */
 export interface RecallInput {
-  store: Pick<MemoryStore, 'search' | 'list'>;
+  /** `recallReads` (the SQL store) answers a scope's four reads at once; without it, `list` and `search`. */
+  store: Pick<MemoryStore, 'search' | 'list'> & {
+    recallReads?(scope: MemoryScope, query: RecallReadsQuery): Promise<RecallReads>;
+  };
   user: string;
   /** The user's team, whose shared memories also apply. */
   team?: string;
@@ -64,6 +69,40 @@ export function memoryTerm(memory: Pick<Memory, 'kind' | 'text'>): string | null
   return null;
 }
 
+/** The four reads of one scope: one `recallReads` call when the store has it, else the calls it stands for. */
+async function readScope(input: RecallInput, scope: MemoryScope, play: Set<string>): Promise<RecallReads> {
+  const words = [...new Set(contentWords(input.question))];
+  const query: RecallReadsQuery = {
+    preferences: { tablesAny: [...play], limit: MAX_STANDING_PREFERENCES },
+    ...(words.length > 0 ? { definitions: { kinds: RECALLED_KINDS, termWordsWithin: words } } : {}),
+    search: {
+      embedding: input.embedding,
+      topK: input.topK ?? DEFAULT_MEMORY_TOP_K,
+      minSimilarity: input.minSimilarity ?? DEFAULT_RECALL_MIN_SIMILARITY,
+      kinds: RECALLED_KINDS,
+    },
+  };
+  if (input.store.recallReads) return input.store.recallReads(scope, query);
+  const preferences = await input.store.list(scope, {
+    kinds: ['preference'],
+    statuses: ['active'],
+    tablesAny: query.preferences.tablesAny,
+    unexpired: true,
+    limit: query.preferences.limit,
+  });
+  const definitions = query.definitions
+    ? await input.store.list(scope, {
+        kinds: query.definitions.kinds,
+        statuses: ['active'],
+        termWordsWithin: query.definitions.termWordsWithin,
+        unexpired: true,
+      })
+    : [];
+  const similar = await input.store.search(scope, query.search);
+  const pinned = await input.store.list(scope, { statuses: ['active'], pinned: true, unexpired: true });
+  return { preferences, definitions, similar, pinned };
+}
+
 async function recallScope(
   input: RecallInput,
   scope: MemoryScope,
@@ -71,52 +110,29 @@ async function recallScope(
 ): Promise<RecalledMemory[]> {
   const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
   const out: RecalledMemory[] = [];
-  // Both reads are answered in SQL from indexes (issue 15): the standing preferences on a table in
-  // play (first MAX_STANDING_PREFERENCES unexpired ones by age), and the definitions whose term's
-  // words all occur in the question — never a read of every memory of the scope.
-  const preferences = await input.store.list(scope, {
-    kinds: ['preference'],
-    statuses: ['active'],
-    tablesAny: [...play],
-    unexpired: true,
-    limit: MAX_STANDING_PREFERENCES,
-  });
-  for (const memory of preferences) {
+  // Every read is answered in SQL from indexes (issue 15): the standing preferences on a table in
+  // play (first MAX_STANDING_PREFERENCES unexpired ones by age), the definitions whose term's words
+  // all occur in the question, the similar ones and the pinned ones — never a read of every memory
+  // of the scope; on the SQL store all four in one statement (`store/recall-reads.ts`).
+  const reads = await readScope(input, scope, play);
+  for (const memory of reads.preferences) {
     if (memory.tables.length === 0 || memory.tables.some((t) => play.has(t.toLowerCase()))) {
       out.push({ memory, owner, why: 'standing' });
     }
   }
   out.splice(MAX_STANDING_PREFERENCES);
-  const words = [...new Set(contentWords(input.question))];
-  const definitions =
-    words.length === 0
-      ? []
-      : await input.store.list(scope, {
-          kinds: RECALLED_KINDS,
-          statuses: ['active'],
-          termWordsWithin: words,
-          unexpired: true,
-        });
-  for (const memory of definitions) {
+  for (const memory of reads.definitions) {
     const term = memoryTerm(memory);
     if (term && termOccursIn(term, input.question)) out.push({ memory, owner, why: 'term' });
   }
-  const similar = await input.store.search(scope, {
-    embedding: input.embedding,
-    topK: input.topK ?? DEFAULT_MEMORY_TOP_K,
-    minSimilarity: input.minSimilarity ?? DEFAULT_RECALL_MIN_SIMILARITY,
-    kinds: RECALLED_KINDS,
-  });
-  for (const memory of similar) {
+  for (const memory of reads.similar) {
     const found = out.find((r) => r.memory.id === memory.id);
     if (found) found.similarity = memory.similarity;
     else out.push({ memory, owner, why: 'similar', similarity: memory.similarity });
   }
   // Pinned memories: always recalled. Pinned and unexpired are conditions of the SQL (a partial
   // index of the pinned rows answers it), never a read of the whole scope filtered here.
-  const pinned = (
-    await input.store.list(scope, { statuses: ['active'], pinned: true, unexpired: true })
-  ).filter((m) => !out.some((r) => r.memory.id === m.id));
+  const pinned = reads.pinned.filter((m) => !out.some((r) => r.memory.id === m.id));
   for (const memory of pinned) out.push({ memory, owner, why: 'pinned' });
   return out;
 }

@@ -32,6 +32,8 @@ export type MemoryBackend = Pick<
   | 'failPending'
   | 'isEnabled'
 > &
+  /** Recall's reads of a scope at once (the SQL store); without it recall uses `list` and `search`. */
+  Partial<Pick<SqlMemoryStore, 'recallReads'>> &
   ConversationStore;
 
 /** Payload of a queued write: a user message whose facts are still to be learned. */

@@ -95,23 +95,28 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       checkConversationId(conversationId);
       if (typeof turn.question !== 'string') throw new SqlrecallError('usage', 'A turn needs a question.');
       await ready();
-      return client.transaction(async (tx) => {
-        await touch(tx, scope, conversationId);
-        const rows = await tx.query(
-          `INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           RETURNING id, conversation_id, question, sql, row_count, summary, created_at`,
-          [
-            conversationId,
-            ...scopeColumns(ref),
-            turn.question,
-            turn.sql ?? null,
-            turn.rowCount ?? null,
-            turn.summary ?? null,
-          ],
-        );
-        return turnFromRow(rows[0] as Row);
-      });
+      // One statement (issue 15: was BEGIN, the conversation upsert, the turn insert, COMMIT): the
+      // conversation is created or touched (`touch` without a summary) and the turn added
+      // atomically, both rows carrying the scope columns.
+      const rows = await client.query(
+        `WITH conversation AS (
+           INSERT INTO sqlrecall_conversations (id, scope_key, scope_user, scope_team, summary)
+           VALUES ($1, $2, $3, $4, NULL)
+           ON CONFLICT (scope_key, id) DO UPDATE SET updated_at = clock_timestamp()
+           RETURNING id)
+         INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary)
+         SELECT conversation.id, $2, $3, $4, $5, $6, $7, $8 FROM conversation
+         RETURNING id, conversation_id, question, sql, row_count, summary, created_at`,
+        [
+          conversationId,
+          ...scopeColumns(ref),
+          turn.question,
+          turn.sql ?? null,
+          turn.rowCount ?? null,
+          turn.summary ?? null,
+        ],
+      );
+      return turnFromRow(rows[0] as Row);
     },
 
     async recentTurns(

@@ -18,6 +18,8 @@ import type {
   MemoryScope,
   MemorySearchOptions,
   MemoryWriteResult,
+  RecallReads,
+  RecallReadsQuery,
   ScoredMemory,
 } from '../../core/memory.js';
 import { DEFAULT_MEMORY_TOP_K } from '../../core/memory.js';
@@ -26,6 +28,7 @@ import { toVectorSql } from '../../core/vector.js';
 import { conversationMethods } from './conversations.js';
 import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
 import { pendingMethods, releaseRunningPending } from './pending.js';
+import { readRecall } from './recall-reads.js';
 import { reembedAll } from './reembed.js';
 import { HISTORY_COLUMNS, historyFromRow, isUuid, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
 import { scopeColumns, scopeCondition, scopeRef } from './scope.js';
@@ -34,6 +37,7 @@ import {
   PathCache,
   type SearchPath,
   type SearchPolicy,
+  type SearchQuery,
   searchScope,
 } from './search.js';
 import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
@@ -210,6 +214,50 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
         searchPaths,
         options.onSearchPath,
       );
+    }),
+
+    recallReads: guarded(async (scope: MemoryScope, query: RecallReadsQuery): Promise<RecallReads> => {
+      const ref = scopeRef(scope);
+      // The same checks, in the same order, as `search` and `list` make for these calls.
+      const topK = query.search.topK ?? DEFAULT_MEMORY_TOP_K;
+      if (!Number.isInteger(topK) || topK < 0 || topK > MAX_TOP_K) {
+        throw new SqlrecallError('usage', `topK must be a whole number from 0 to ${MAX_TOP_K}.`);
+      }
+      const limit = query.preferences.limit;
+      if (!Number.isInteger(limit) || limit < 0) {
+        throw new SqlrecallError('usage', 'A limit must be a whole number ≥ 0.');
+      }
+      const info = await currentEmbedding();
+      const vector = toVectorSql(query.search.embedding, { dimensions: info.dimensions, model: info.model });
+      const searched: SearchQuery = {
+        ref,
+        vector,
+        topK,
+        dimensions: info.dimensions,
+        kinds: kindsParam(query.search.kinds),
+        minSimilarity: query.search.minSimilarity ?? null,
+      };
+      // The exact search joins the same statement; a scope large enough for the HNSW walk is
+      // searched apart by `searchScope` (its own transaction and settings).
+      const exact = topK === 0 || (await searchPaths.path(client, searched, searchPolicy)) === 'exact';
+      const reads = await readRecall(client, {
+        ref,
+        tables: query.preferences.tablesAny.map((t) => t.toLowerCase()),
+        preferenceLimit: limit,
+        definitions: query.definitions
+          ? { kinds: [...query.definitions.kinds], words: [...query.definitions.termWordsWithin] }
+          : null,
+        searchKinds: searched.kinds,
+        vector,
+        minSimilarity: searched.minSimilarity,
+        topK: exact ? topK : 0,
+      });
+      if (exact) {
+        if (topK > 0) options.onSearchPath?.('exact');
+        return reads;
+      }
+      const similar = await searchScope(client, searched, searchPolicy, searchPaths, options.onSearchPath);
+      return { ...reads, similar };
     }),
 
     list: guarded(async (scope: MemoryScope, list: MemoryListOptions = {}): Promise<Memory[]> => {

@@ -5,7 +5,14 @@
  * argument; the only cross-scope calls are the pending-write queue's `takePending` (a worker
  * draining the queue after a restart does not know the users in advance) and `reembed`.
  */
-import type { Memory, MemoryHistoryEntry, MemoryScope, MemoryStore } from '../../core/memory.js';
+import type {
+  Memory,
+  MemoryHistoryEntry,
+  MemoryScope,
+  MemoryStore,
+  RecallReads,
+  RecallReadsQuery,
+} from '../../core/memory.js';
 import type { SqlClient } from './sql-client.js';
 
 /** Embedding function used by `import` and `reembed`: one vector per input text, same order. */
@@ -153,6 +160,12 @@ export interface SqlMemoryStore extends MemoryStore {
    * their own tables in the same database, such as the schema-linking index. Never for memories.
    */
   sql(): Promise<SqlClient>;
+  /**
+   * The reads recall makes for a question in one scope, in one statement when the scope is
+   * searched exactly (else two): exactly what the `list`/`search` calls named on
+   * {@link RecallReadsQuery} return. Same errors as those calls.
+   */
+  recallReads(scope: MemoryScope, query: RecallReadsQuery): Promise<RecallReads>;
   /** Recorded embedding model/dimension, or null before the first `init`. Runs migrations. */
   embeddingInfo(): Promise<EmbeddingInfo | null>;
 
