@@ -4,8 +4,9 @@
 //
 // Why: Node 20 loads ES modules file by file, and `ask` loads several hundred of them (zod alone
 // is ~80 files: ~110 ms, nearly all of it module loading, not zod's own code). One bundle with one
-// chunk per lazily loaded part starts a short command ~30% sooner (bench/process-start.ts,
-// BENCHMARKS.md issue 15 third session). Lazy `import()`s stay lazy: each becomes its own chunk.
+// chunk per lazily loaded part brings `ask`'s first model request 0.06–0.16 s sooner and uses ~15 MB
+// less (bench/process-start.ts on a quiet 2-core machine, BENCHMARKS.md issue 15 third session).
+// Lazy `import()`s stay lazy: each becomes its own chunk.
 //
 // Left out of the bundle (imported from node_modules at run time, as before):
 // - packages that load files beside their own code (PGlite's .wasm and data bundle, the pgvector
