@@ -9,6 +9,7 @@
 import type { Memory, RecallReads, ScoredMemory } from '../../core/memory.js';
 import { MEMORY_COLUMNS, memoryColumns, memoryFromRow, scoredFromRow } from './rows.js';
 import { type ScopeRef, scopeCondition } from './scope.js';
+import { exactSearchCtes } from './search.js';
 import type { SqlClient } from './sql-client.js';
 
 /** Parameters of {@link recallReadsSql}, validated by the caller (`store.ts`). */
@@ -37,15 +38,7 @@ const UNEXPIRED = '(expires_at IS NULL OR expires_at > clock_timestamp())';
  */
 export function recallReadsSql(ref: ScopeRef): string {
   const scope = scopeCondition(ref, 1, 2);
-  return `WITH ranked AS MATERIALIZED (
-   SELECT id, seq, embedding <=> $8::vector AS distance FROM sqlrecall_memories
-   WHERE ${scope} AND status = 'active' AND ${UNEXPIRED}
-     AND ($7::text[] IS NULL OR kind = ANY($7::text[]))),
- top AS (
-   SELECT id, seq, distance FROM ranked
-   WHERE distance <> 'NaN'::float8 AND ($9::float8 IS NULL OR 1 - distance >= $9::float8)
-   ORDER BY distance, seq
-   LIMIT $10)
+  return `${exactSearchCtes(ref, { kinds: 7, vector: 8, minSimilarity: 9, limit: 10 })}
  (SELECT 1 AS part, NULL::float8 AS similarity, NULL::float8 AS ord_distance, seq AS ord_seq, ${MEMORY_COLUMNS}
   FROM sqlrecall_memories
   WHERE ${scope} AND status = 'active' AND kind = 'preference' AND ${UNEXPIRED}

@@ -65,16 +65,32 @@ export interface SearchQuery {
   minSimilarity: number | null;
 }
 
-const EXACT_SQL = (ref: ScopeRef) => `WITH ranked AS MATERIALIZED (
-   SELECT id, seq, embedding <=> $4::vector AS distance FROM sqlrecall_memories
+/**
+ * The exact search's common table expressions `ranked` (the scope's active, unexpired rows of the
+ * kinds asked for, with their cosine distance; scope parameters $1/$2) and `top` (the `LIMIT`
+ * nearest above the similarity floor, ties by seq). `p` names the parameter numbers of the kinds
+ * (text[] or NULL), the vector, the floor (float8 or NULL) and the limit. Shared by the search
+ * below and recall's one-statement read (`recall-reads.ts`).
+ */
+export function exactSearchCtes(
+  ref: ScopeRef,
+  p: { kinds: number; vector: number; minSimilarity: number; limit: number },
+): string {
+  return `WITH ranked AS MATERIALIZED (
+   SELECT id, seq, embedding <=> $${p.vector}::vector AS distance FROM sqlrecall_memories
    WHERE ${scopeCondition(ref, 1, 2)} AND status = 'active'
      AND (expires_at IS NULL OR expires_at > clock_timestamp())
-     AND ($3::text[] IS NULL OR kind = ANY($3::text[]))),
+     AND ($${p.kinds}::text[] IS NULL OR kind = ANY($${p.kinds}::text[]))),
  top AS (
    SELECT id, seq, distance FROM ranked
-   WHERE distance <> 'NaN'::float8 AND ($5::float8 IS NULL OR 1 - distance >= $5::float8)
+   WHERE distance <> 'NaN'::float8 AND ($${p.minSimilarity}::float8 IS NULL OR 1 - distance >= $${p.minSimilarity}::float8)
    ORDER BY distance, seq
-   LIMIT $6)
+   LIMIT $${p.limit})`;
+}
+
+const EXACT_SQL = (
+  ref: ScopeRef,
+) => `${exactSearchCtes(ref, { kinds: 3, vector: 4, minSimilarity: 5, limit: 6 })}
  SELECT ${memoryColumns('m')}, 1 - top.distance AS similarity
  FROM top JOIN sqlrecall_memories m ON m.id = top.id
  ORDER BY top.distance, top.seq`;
