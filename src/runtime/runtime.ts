@@ -155,8 +155,7 @@ export class Runtime {
    *
    * `options.prefetchContextLength` (a one-shot question, `ask`): the model's context length —
    * the first model call a question makes, from schema linking — is requested at once, before the
-   * databases open, instead of once the catalog is read (issue 15), and the database is connected
-   * (`ping`) while the memory store opens instead of after it. Default off: a long-lived
+   * databases open, instead of once the catalog is read (issue 15). Default off: a long-lived
    * runtime (`chat`, `serve`) would otherwise call the model server before any question, and keep
    * a failure from a server that comes up later.
    */
@@ -182,19 +181,8 @@ export class Runtime {
     // A failed load is retried, and reported, by the guard's own call.
     import('../sql/parse-tree.js').then(({ loadSqlParser }) => loadSqlParser()).catch(() => {});
     pipeline.catch(() => {}); // awaited below, unless opening a database fails first
-    // Both open a PGlite data directory (a second or two each): in parallel. A connector connects
-    // on its first call, which for the database would be the catalog read after the memory store
-    // opened; a one-shot question connects it now, beside the store (issue 15: 0.5 s sooner to the
-    // first model request on the demo shop). Its failure is the question's (db_unreachable).
-    const [db, memory] = await Promise.all([
-      options.prefetchContextLength
-        ? this.database().then(async (connector) => {
-            await connector.ping();
-            return connector;
-          })
-        : this.database(),
-      this.pipelineMemory(),
-    ]);
+    // Both open a PGlite data directory (a second or two each): in parallel.
+    const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
     const [{ Assistant }, { createMemoryHook }, { createSchemaLinking }] = await pipeline;
     // Schema linking (issue 5): its index lives beside the memories when the store is open, so it
     // survives the process; otherwise it is kept in process memory.
