@@ -68,21 +68,27 @@ const CONVERSATION_SELECT = `SELECT c.id, c.summary, c.title, c.created_at, c.up
     WHERE t.scope_key = c.scope_key AND t.conversation_id = c.id ORDER BY t.id LIMIT 1) AS first_question
   FROM sqlrecall_conversations c`;
 
+/**
+ * Creates the conversation `$1` of the scope `$2`–`$4`, or touches it (`updated_at`): one statement
+ * for `touch` and for `appendTurn`'s first step. `summary` is the SQL of the new summary, `setSummary`
+ * the SQL of a boolean: whether an existing conversation takes it (else it keeps its own).
+ */
+function upsertConversationSql(summary: string, setSummary: string): string {
+  return `INSERT INTO sqlrecall_conversations (id, scope_key, scope_user, scope_team, summary) VALUES ($1, $2, $3, $4, ${summary})
+       ON CONFLICT (scope_key, id) DO UPDATE SET updated_at = clock_timestamp(),
+         summary = CASE WHEN ${setSummary} THEN EXCLUDED.summary ELSE sqlrecall_conversations.summary END`;
+}
+
 /** The conversation methods of the store, bound to a client whose migrations have run. */
 export function conversationMethods(client: SqlClient, ready: () => Promise<void>) {
-  const touch = async (
-    tx: { query: SqlClient['query'] },
-    scope: MemoryScope,
-    conversationId: string,
-    summary?: string,
-  ): Promise<void> => {
+  const touch = async (scope: MemoryScope, conversationId: string, summary?: string): Promise<void> => {
     const ref = scopeRef(scope);
-    await tx.query(
-      `INSERT INTO sqlrecall_conversations (id, scope_key, scope_user, scope_team, summary) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (scope_key, id) DO UPDATE SET updated_at = clock_timestamp(),
-         summary = CASE WHEN $6 THEN EXCLUDED.summary ELSE sqlrecall_conversations.summary END`,
-      [conversationId, ...scopeColumns(ref), summary ?? null, summary !== undefined],
-    );
+    await client.query(upsertConversationSql('$5', '$6'), [
+      conversationId,
+      ...scopeColumns(ref),
+      summary ?? null,
+      summary !== undefined,
+    ]);
   };
 
   return {
@@ -96,14 +102,10 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       if (typeof turn.question !== 'string') throw new SqlrecallError('usage', 'A turn needs a question.');
       await ready();
       // One statement (issue 15: was BEGIN, the conversation upsert, the turn insert, COMMIT): the
-      // conversation is created or touched (`touch` without a summary) and the turn added
+      // conversation is created or touched (as `touch` without a summary) and the turn added
       // atomically, both rows carrying the scope columns.
       const rows = await client.query(
-        `WITH conversation AS (
-           INSERT INTO sqlrecall_conversations (id, scope_key, scope_user, scope_team, summary)
-           VALUES ($1, $2, $3, $4, NULL)
-           ON CONFLICT (scope_key, id) DO UPDATE SET updated_at = clock_timestamp()
-           RETURNING id)
+        `WITH conversation AS (${upsertConversationSql('NULL', 'false')} RETURNING id)
          INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary)
          SELECT conversation.id, $2, $3, $4, $5, $6, $7, $8 FROM conversation
          RETURNING id, conversation_id, question, sql, row_count, summary, created_at`,
@@ -144,7 +146,7 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       scopeRef(scope);
       checkConversationId(conversationId);
       await ready();
-      await touch(client, scope, conversationId, summary);
+      await touch(scope, conversationId, summary);
     },
 
     async getConversation(scope: MemoryScope, conversationId: string): Promise<ConversationInfo | null> {
