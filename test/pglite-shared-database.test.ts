@@ -99,6 +99,31 @@ setInterval(() => {}, 1000);`;
     expect(existsSync(join(dir, LOCK_FILE_NAME))).toBe(false);
   }, 180_000);
 
+  it('a socket client queues every concurrent statement (the owner runs one at a time), never db_busy', async () => {
+    // A `serve` beside a `chat` that owns the shop: 50 users' statements arrive at once. A server
+    // connector refuses beyond its pool and queue (3 + 16, db_busy); on an embedded database every
+    // statement waits for the owner's single session anyway, so none may be refused.
+    owner = await startOwner();
+    const client = createPgliteConnector({ dataDir: dir });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          client.execute(`SELECT count(*) + ${i} AS n FROM items`, OPTIONS).then(
+            (result) => result.rows[0]?.[0],
+            (error: unknown) => (error as SqlrecallError).code,
+          ),
+        ),
+      );
+      expect(answers).toEqual(Array.from({ length: 40 }, (_, i) => String(3 + i)));
+      expect(lockPid()).toBe(String(owner.pid));
+    } finally {
+      await client.close();
+      owner.kill('SIGKILL');
+      await new Promise((resolve) => owner?.on('close', resolve));
+      owner = undefined;
+    }
+  }, 180_000);
+
   it('a directory held by a live process that does not answer is db_unreachable, and is left alone', async () => {
     const holder = spawn('sleep', ['60']);
     try {

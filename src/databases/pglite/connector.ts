@@ -187,6 +187,14 @@ export function createPgliteConnector(options: PgliteConnectorOptions = {}): Dat
 
 type Mode = { connector: DatabaseConnector; owner: boolean };
 
+/**
+ * Calls a socket client lets wait for its pool (3 connections): the server connector's 16
+ * (`POOL_QUEUE_MAX`) suits a server with a backend per connection; here the owner runs one
+ * statement at a time whatever the pool (its gate queues without a bound), and a `serve` beside a
+ * `chat` owning the shop got `db_busy` from its 20th concurrent statement.
+ */
+const SOCKET_QUEUE_MAX = 1024;
+
 /** True for a failure of the connection to another process's socket (its owner went away). */
 function ownerGone(error: unknown): boolean {
   return error instanceof SqlrecallError && error.code === 'db_unreachable' && brokenConnection(error.cause);
@@ -212,6 +220,7 @@ function sharedConnector(
           displayName,
           schemas,
           cancel: false,
+          queueMax: SOCKET_QUEUE_MAX,
         });
         try {
           await connector.ping();

@@ -35,6 +35,12 @@ export interface PostgresConnectorOptions {
    * it is one session that cannot be interrupted (a cancelling connection would only queue behind it).
    */
   cancel?: boolean;
+  /**
+   * Most calls waiting at once for a pooled connection (one more gets `db_busy` at once); default
+   * {@link POOL_QUEUE_MAX}. An embedded database served over a socket runs one statement at a time
+   * whatever the pool, so its connector lets more wait (`../pglite/connector.ts`).
+   */
+  queueMax?: number;
 }
 
 /** Pool size: one statement at a time per question, plus a spare for introspection. */
@@ -86,7 +92,7 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
   // An idle client losing its connection emits 'error' on the pool; without a listener Node exits.
   pool.on('error', () => {});
   const types = new TypeNameCache();
-  const slots = new PoolSlots(POOL_MAX, POOL_QUEUE_MAX);
+  const slots = new PoolSlots(POOL_MAX, options.queueMax ?? POOL_QUEUE_MAX);
 
   /**
    * A pooled connection: first a free slot (waiting in a bounded queue → `db_busy` when it is
