@@ -5,14 +5,23 @@
  * The owner is the built connector (`dist/`, as the CLI runs it) in a child process.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
-import { LOCK_FILE_NAME, openPglite, runDirOf } from '../src/databases/pglite/sharing.js';
+import { LOCK_FILE_NAME, openPglite, runDirOf, socketDirOf } from '../src/databases/pglite/sharing.js';
 import { ROOT } from './support/cli.js';
 
 const OPTIONS = { timeoutMs: 10_000, maxRows: 100 };
@@ -38,10 +47,10 @@ describe('a pglite: database shared between processes', () => {
   const lockPid = () => readFileSync(join(dir, LOCK_FILE_NAME), 'utf8').split(' ')[0];
 
   /** A child process that opens the directory through the connector and keeps it open. */
-  async function startOwner(): Promise<ChildProcessWithoutNullStreams> {
+  async function startOwner(dataDir = dir): Promise<ChildProcessWithoutNullStreams> {
     const connector = pathToFileURL(join(ROOT, 'dist/databases/pglite/connector.js')).href;
     const script = `import { createPgliteConnector } from ${JSON.stringify(connector)};
-const c = createPgliteConnector({ dataDir: ${JSON.stringify(dir)} });
+const c = createPgliteConnector({ dataDir: ${JSON.stringify(dataDir)} });
 await c.ping();
 process.stdout.write('ready\\n');
 setInterval(() => {}, 1000);`;
@@ -146,29 +155,74 @@ setInterval(() => {}, 1000);`;
     }
   });
 
-  it('a directory whose socket path is too long is used alone: it opens, and a second process is told at once', async () => {
-    const long = join(dir, '..', 'd'.repeat(110));
-    const own = createPgliteConnector({ dataDir: long });
+  it('a directory whose socket path is too long is shared through a short private directory', async () => {
+    const long = join(dir, '..', 'e'.repeat(110));
+    const socketDir = socketDirOf(long);
+    expect(socketDir).toBeDefined();
+    expect(socketDir?.startsWith(long)).toBe(false);
+    const holder = await startOwner(long);
+    const client = createPgliteConnector({ dataDir: long });
     try {
-      await own.ping(); // before the socket length check, `listen` never called back here
-      expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(process.pid));
+      expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(holder.pid));
+      expect((await client.execute('SELECT 41 + 1 AS n', OPTIONS)).rows).toEqual([[42]]);
+      // This process reached the holder's socket: it did not open the directory itself.
+      expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(holder.pid));
+      expect(statSync(socketDir as string).mode & 0o777).toBe(0o700);
+      expect(statSync(join(socketDir as string, '.s.PGSQL.5432')).mode & 0o777).toBe(0o600);
+      expect(statSync(join(socketDir as string, '..')).mode & 0o777).toBe(0o700);
     } finally {
-      await own.close();
-    }
-    const holder = spawn('sleep', ['60']);
-    try {
-      writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone`);
-      const other = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
-      const started = Date.now();
-      const error = await other.ping().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect((error as SqlrecallError).code).toBe('db_unreachable');
-      expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
-      await other.close();
-    } finally {
+      await client.close();
       holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.on('close', resolve));
+      rmSync(socketDir as string, { recursive: true, force: true }); // the killed holder's socket
+    }
+  }, 180_000);
+
+  it('a too-long path with no private short directory is used alone: it opens, and a second process is told at once', async () => {
+    // Hostile: the short directories exist but are open to every local user (0777), so another
+    // user could plant a socket there: they are refused, never used.
+    const hostile = mkdtempSync(join(tmpdir(), 'sqlrecall-hostile-'));
+    mkdirSync(join(hostile, 'sqlrecall'), { mode: 0o777 });
+    mkdirSync(join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`), { mode: 0o777 });
+    chmodSync(join(hostile, 'sqlrecall'), 0o777);
+    chmodSync(join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`), 0o777);
+    const saved = { runtime: process.env.XDG_RUNTIME_DIR, tmp: process.env.TMPDIR };
+    process.env.XDG_RUNTIME_DIR = hostile;
+    process.env.TMPDIR = hostile;
+    const long = join(dir, '..', 'd'.repeat(110));
+    try {
+      expect(socketDirOf(long)).toBeUndefined();
+      const own = createPgliteConnector({ dataDir: long });
+      try {
+        await own.ping(); // before the socket length check, `listen` never called back here
+        expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(process.pid));
+      } finally {
+        await own.close();
+      }
+      const holder = spawn('sleep', ['60']);
+      try {
+        writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone`);
+        const other = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
+        const started = Date.now();
+        const error = await other.ping().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect((error as SqlrecallError).code).toBe('db_unreachable');
+        expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
+        await other.close();
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    } finally {
+      for (const [name, value] of [
+        ['XDG_RUNTIME_DIR', saved.runtime],
+        ['TMPDIR', saved.tmp],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      rmSync(hostile, { recursive: true, force: true });
     }
   }, 120_000);
 

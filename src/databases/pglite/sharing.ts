@@ -5,7 +5,8 @@
  * PGlite is one PostgreSQL session inside one process and does not stop a second process from
  * opening (and corrupting) the same data directory. So: the first process to open a data
  * directory writes `<dir>/sqlrecall-memory.lock` (its pid), opens PGlite and serves it on the Unix
- * socket `<dir>/.run/.s.PGSQL.5432` (directory 0700, socket 0600, never TCP) through the
+ * socket `<dir>/.run/.s.PGSQL.5432` (directory 0700, socket 0600, never TCP; a short private
+ * directory instead when that path is too long for a socket, {@link socketDirOf}) through the
  * serializing multiplexer of `wire-mux.ts`. Every later process finds the lock held by a live pid
  * and connects to that socket with `pg`. When the owner exits (or is killed), its lock's pid is
  * dead: the next process to open removes the stale lock and socket and becomes the owner.
@@ -14,9 +15,10 @@
  * The lock file keeps the name it had when only the memory store was shared, so every sqlrecall
  * version that shares a directory sees the same lock.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash, randomUUID } from 'node:crypto';
+import { lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
@@ -32,9 +34,62 @@ export const LOCK_FILE_NAME = 'sqlrecall-memory.lock';
  */
 export const SHARED_PGLITE_WAIT_MS = 30_000;
 
-/** The data directory's run directory, where the socket lives. */
+/** The data directory's own run directory, where its socket lives when the path is short enough. */
 export function runDirOf(dir: string): string {
   return join(dir, '.run');
+}
+
+/**
+ * A directory only this user can enter: created 0700 when missing; refused when it is a symlink,
+ * not a directory, owned by another user, or open to group or others (then another local user
+ * could put their own socket where this process looks for the owner's).
+ */
+function privateDirectory(path: string): boolean {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EEXIST') return false;
+  }
+  try {
+    const stat = lstatSync(path);
+    const uid = process.getuid?.();
+    return stat.isDirectory() && (uid === undefined || stat.uid === uid) && (stat.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the socket of `dir` (an absolute path) lives, or undefined when it cannot be shared:
+ * - `<dir>/.run` when `<dir>/.run/.s.PGSQL.5432` fits a Unix socket path
+ *   (`MAX_SOCKET_PATH_BYTES`);
+ * - else a short private directory named after the data directory — `<base>/<first 16 hex digits
+ *   of SHA-256 of its real path>`, base `$XDG_RUNTIME_DIR/sqlrecall` (the per-user runtime
+ *   directory, 0700 by the XDG specification) or `<os.tmpdir()>/sqlrecall-<uid>` — whichever
+ *   fits first and is private ({@link privateDirectory}); every process computes the same one;
+ * - undefined when neither fits or no base is private: then the directory is used by the process
+ *   that opened it alone, and others are told so at once.
+ */
+export function socketDirOf(dir: string): string | undefined {
+  const own = runDirOf(dir);
+  if (socketPathIn(own).fits) return own;
+  let real = dir;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    // not created yet: its path as given
+  }
+  const name = createHash('sha256').update(real).digest('hex').slice(0, 16);
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  const bases = [
+    ...(runtime && isAbsolute(runtime) ? [join(runtime, 'sqlrecall')] : []),
+    join(tmpdir(), `sqlrecall-${process.getuid?.() ?? 'user'}`),
+  ];
+  for (const base of bases) {
+    const runDir = join(base, name);
+    if (socketPathIn(runDir).fits && privateDirectory(base)) return runDir;
+  }
+  return undefined;
 }
 
 /**
@@ -69,7 +124,8 @@ function tryLock(dir: string): { release: () => void } | { pid: number } {
       if (!Number.isInteger(pid)) return { pid: -1 };
       if (pid !== process.pid && processAlive(pid)) return { pid };
       rmSync(file, { force: true }); // stale: its process is gone (or ours, not released)
-      rmSync(join(runDirOf(dir), SOCKET_FILE_NAME), { force: true });
+      const runDir = socketDirOf(dir);
+      if (runDir) rmSync(join(runDir, SOCKET_FILE_NAME), { force: true });
     }
   }
   return { pid: -1 };
@@ -114,7 +170,8 @@ async function openOwner(dir: string, vector: boolean, release: () => void): Pro
     db = await openPglite(dir, vector);
     const gate = new Gate();
     // A directory whose socket path is too long for a Unix socket is used by this process alone.
-    const mux = socketPathIn(runDirOf(dir)).fits ? await startWireMux(db, gate, runDirOf(dir)) : undefined;
+    const runDir = socketDirOf(dir);
+    const mux = runDir ? await startWireMux(db, gate, runDir) : undefined;
     return { db, gate, mux, refs: 0, release };
   } catch (error) {
     await db?.close().catch(() => undefined);
@@ -196,6 +253,7 @@ export async function acquireSharedPglite<C>(
   let lastError: unknown;
   for (;;) {
     let opening = owners.get(dir);
+    let socketDir: string | undefined;
     if (!opening) {
       const lock = tryLock(dir);
       if ('release' in lock) {
@@ -207,11 +265,14 @@ export async function acquireSharedPglite<C>(
         });
       } else {
         lastPid = lock.pid;
-        // Its holder cannot serve it (the socket path is too long): waiting would not help.
-        if (!socketPathIn(runDirOf(dir)).fits)
+        socketDir = socketDirOf(dir);
+        // Its holder cannot serve it (no socket path fits): waiting would not help.
+        if (!socketDir)
           throw options.unavailable(
             lastPid,
-            new Error(`The path ${dir} is too long to share over a Unix socket.`),
+            new Error(
+              `The path ${dir} is too long to share over a Unix socket, and no private short directory was found for its socket.`,
+            ),
           );
       }
     }
@@ -234,7 +295,7 @@ export async function acquireSharedPglite<C>(
       };
     }
     try {
-      return { kind: 'client', client: await options.connect(runDirOf(dir)), ownerPid: lastPid };
+      if (socketDir) return { kind: 'client', client: await options.connect(socketDir), ownerPid: lastPid };
     } catch (error) {
       if (!brokenConnection(error)) throw error;
       lastError = error;
