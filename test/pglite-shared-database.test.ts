@@ -5,12 +5,14 @@
  * The owner is the built connector (`dist/`, as the CLI runs it) in a child process.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -161,6 +163,11 @@ setInterval(() => {}, 1000);`;
     expect(socketDir).toBeDefined();
     expect(socketDir?.startsWith(long)).toBe(false);
     const holder = await startOwner(long);
+    // The holder wrote where it serves into its lock: a client started with another TMPDIR (so it
+    // would compute another short directory) still finds it.
+    expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split('\n')[1]).toBe(socketDir);
+    const savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = mkdtempSync(join(tmpdir(), 'sqlrecall-other-tmp-'));
     const client = createPgliteConnector({ dataDir: long });
     try {
       expect(readFileSync(join(long, LOCK_FILE_NAME), 'utf8').split(' ')[0]).toBe(String(holder.pid));
@@ -175,6 +182,9 @@ setInterval(() => {}, 1000);`;
       holder.kill('SIGKILL');
       await new Promise((resolve) => holder.on('close', resolve));
       rmSync(socketDir as string, { recursive: true, force: true }); // the killed holder's socket
+      rmSync(process.env.TMPDIR as string, { recursive: true, force: true });
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
     }
   }, 180_000);
 
@@ -211,6 +221,21 @@ setInterval(() => {}, 1000);`;
         expect((error as SqlrecallError).code).toBe('db_unreachable');
         expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
         await other.close();
+
+        // Hostile: a lock naming a socket directory that is not private (another user could serve
+        // there) is not trusted: told at once, never connected to.
+        const shortName = createHash('sha256').update(realpathSync(long)).digest('hex').slice(0, 16);
+        const planted = join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`, shortName);
+        writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone\n${planted}`);
+        const third = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
+        const refusedAt = Date.now();
+        const refused = await third.ping().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect((refused as SqlrecallError).code).toBe('db_unreachable');
+        expect(Date.now() - refusedAt).toBeLessThan(30_000);
+        await third.close();
       } finally {
         holder.kill('SIGKILL');
       }

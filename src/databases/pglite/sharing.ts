@@ -18,7 +18,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
@@ -59,32 +59,36 @@ function privateDirectory(path: string): boolean {
   }
 }
 
-/**
- * Where the socket of `dir` (an absolute path) lives, or undefined when it cannot be shared:
- * - `<dir>/.run` when `<dir>/.run/.s.PGSQL.5432` fits a Unix socket path
- *   (`MAX_SOCKET_PATH_BYTES`);
- * - else a short private directory named after the data directory — `<base>/<first 16 hex digits
- *   of SHA-256 of its real path>`, base `$XDG_RUNTIME_DIR/sqlrecall` (the per-user runtime
- *   directory, 0700 by the XDG specification) or `<os.tmpdir()>/sqlrecall-<uid>` — whichever
- *   fits first and is private ({@link privateDirectory}); every process computes the same one;
- * - undefined when neither fits or no base is private: then the directory is used by the process
- *   that opened it alone, and others are told so at once.
- */
-export function socketDirOf(dir: string): string | undefined {
-  const own = runDirOf(dir);
-  if (socketPathIn(own).fits) return own;
+/** The short name of `dir`'s socket directory: 16 hex digits of SHA-256 of its real path. */
+function shortName(dir: string): string {
   let real = dir;
   try {
     real = realpathSync(dir);
   } catch {
     // not created yet: its path as given
   }
-  const name = createHash('sha256').update(real).digest('hex').slice(0, 16);
+  return createHash('sha256').update(real).digest('hex').slice(0, 16);
+}
+
+/**
+ * Where the owner of `dir` (an absolute path) serves its socket, or undefined when it cannot:
+ * - `<dir>/.run` when `<dir>/.run/.s.PGSQL.5432` fits a Unix socket path (`MAX_SOCKET_PATH_BYTES`);
+ * - else `<base>/<16 hex digits of SHA-256 of its real path>` for the first base that fits and is
+ *   private ({@link privateDirectory}): `<os.tmpdir()>/sqlrecall-<uid>`, then
+ *   `$XDG_RUNTIME_DIR/sqlrecall`;
+ * - undefined when none does: then the directory is used by the process that opened it alone.
+ * The owner writes its choice into the lock file, so a client started with another environment
+ * (another TMPDIR or XDG_RUNTIME_DIR) still finds it ({@link lockedSocketDir}).
+ */
+export function socketDirOf(dir: string): string | undefined {
+  const own = runDirOf(dir);
+  if (socketPathIn(own).fits) return own;
   const runtime = process.env.XDG_RUNTIME_DIR;
   const bases = [
-    ...(runtime && isAbsolute(runtime) ? [join(runtime, 'sqlrecall')] : []),
     join(tmpdir(), `sqlrecall-${process.getuid?.() ?? 'user'}`),
+    ...(runtime && isAbsolute(runtime) ? [join(runtime, 'sqlrecall')] : []),
   ];
+  const name = shortName(dir);
   for (const base of bases) {
     const runDir = join(base, name);
     if (socketPathIn(runDir).fits && privateDirectory(base)) return runDir;
@@ -93,20 +97,45 @@ export function socketDirOf(dir: string): string | undefined {
 }
 
 /**
- * Tries to take the lock file: a release function when taken, else the live owner's pid (-1 when
- * it cannot be read yet). A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
+ * The socket directory a live owner wrote on the second line of its lock file (`recorded`), if it
+ * is one a client may trust: `<dir>/.run`, or `<private base>/<dir's short name>` that fits. A
+ * lock without that line (an older sqlrecall, or an owner that could not serve) means `<dir>/.run`
+ * when that fits, else none: the owner serves nobody.
  */
-function tryLock(dir: string): { release: () => void } | { pid: number } {
+function lockedSocketDir(dir: string, recorded: string | undefined): string | undefined {
+  const own = runDirOf(dir);
+  if (recorded === undefined || recorded === '') return socketPathIn(own).fits ? own : undefined;
+  if (recorded === own) return own;
+  const valid =
+    isAbsolute(recorded) &&
+    basename(recorded) === shortName(dir) &&
+    socketPathIn(recorded).fits &&
+    privateDirectory(dirname(recorded));
+  return valid ? recorded : undefined;
+}
+
+/**
+ * Tries to take the lock file: a release function and the socket directory to serve on when taken
+ * (undefined: none fits), else the live owner's pid (-1 when it cannot be read yet) and the socket
+ * directory it serves on (undefined: it serves nobody). The
+ * lock holds `<pid> <random token>` and, on a second line, this process's socket directory when it
+ * will serve one. A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
+ */
+function tryLock(
+  dir: string,
+): { release: () => void; socketDir?: string } | { pid: number; socketDir?: string } {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, LOCK_FILE_NAME);
-  const token = `${process.pid} ${randomUUID()}`;
+  const socketDir = socketDirOf(dir);
+  const content = `${process.pid} ${randomUUID()}${socketDir ? `\n${socketDir}` : ''}`;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
-      writeFileSync(file, token, { flag: 'wx', mode: 0o600 });
+      writeFileSync(file, content, { flag: 'wx', mode: 0o600 });
       return {
+        socketDir,
         release: () => {
           try {
-            if (readFileSync(file, 'utf8') === token) rmSync(file, { force: true });
+            if (readFileSync(file, 'utf8') === content) rmSync(file, { force: true });
           } catch {
             // already gone
           }
@@ -114,18 +143,19 @@ function tryLock(dir: string): { release: () => void } | { pid: number } {
       };
     } catch (error) {
       if ((error as { code?: string }).code !== 'EEXIST') throw error;
-      let pid = Number.NaN;
+      let lines: string[];
       try {
-        pid = Number.parseInt(readFileSync(file, 'utf8').split(' ')[0] ?? '', 10);
+        lines = readFileSync(file, 'utf8').split('\n');
       } catch {
         continue; // vanished meanwhile: retry
       }
+      const pid = Number.parseInt(lines[0]?.split(' ')[0] ?? '', 10);
       // A lock just created may not hold its pid yet (empty file): treat as live, wait and retry.
       if (!Number.isInteger(pid)) return { pid: -1 };
-      if (pid !== process.pid && processAlive(pid)) return { pid };
+      if (pid !== process.pid && processAlive(pid)) return { pid, socketDir: lockedSocketDir(dir, lines[1]) };
       rmSync(file, { force: true }); // stale: its process is gone (or ours, not released)
-      const runDir = socketDirOf(dir);
-      if (runDir) rmSync(join(runDir, SOCKET_FILE_NAME), { force: true });
+      const left = lockedSocketDir(dir, lines[1]);
+      if (left) rmSync(join(left, SOCKET_FILE_NAME), { force: true });
     }
   }
   return { pid: -1 };
@@ -164,13 +194,20 @@ interface Owner {
 /** Data directories this process owns (absolute path → owner being opened or open). */
 const owners = new Map<string, Promise<Owner>>();
 
-async function openOwner(dir: string, vector: boolean, release: () => void): Promise<Owner> {
+/**
+ * Opens `dir` as its owner and serves it on `runDir` (the one written into the lock); undefined
+ * `runDir`: no socket path fits, so the directory is used by this process alone.
+ */
+async function openOwner(
+  dir: string,
+  vector: boolean,
+  runDir: string | undefined,
+  release: () => void,
+): Promise<Owner> {
   let db: PGlite | undefined;
   try {
     db = await openPglite(dir, vector);
     const gate = new Gate();
-    // A directory whose socket path is too long for a Unix socket is used by this process alone.
-    const runDir = socketDirOf(dir);
     const mux = runDir ? await startWireMux(db, gate, runDir) : undefined;
     return { db, gate, mux, refs: 0, release };
   } catch (error) {
@@ -257,7 +294,7 @@ export async function acquireSharedPglite<C>(
     if (!opening) {
       const lock = tryLock(dir);
       if ('release' in lock) {
-        opening = openOwner(dir, options.vector ?? false, lock.release);
+        opening = openOwner(dir, options.vector ?? false, lock.socketDir, lock.release);
         const mine = opening;
         owners.set(dir, mine);
         mine.catch(() => {
@@ -265,9 +302,9 @@ export async function acquireSharedPglite<C>(
         });
       } else {
         lastPid = lock.pid;
-        socketDir = socketDirOf(dir);
-        // Its holder cannot serve it (no socket path fits): waiting would not help.
-        if (!socketDir)
+        socketDir = lock.socketDir;
+        // A holder that wrote its lock but serves no socket (no socket path fits): waiting would not help.
+        if (lock.pid > 0 && !socketDir)
           throw options.unavailable(
             lastPid,
             new Error(
