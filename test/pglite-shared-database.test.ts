@@ -211,31 +211,32 @@ setInterval(() => {}, 1000);`;
       }
       const holder = spawn('sleep', ['60']);
       try {
+        /** A second process's connector on `long`: db_unreachable at once, not after its 60 s wait. */
+        const refusedAtOnce = async (): Promise<void> => {
+          const other = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
+          const started = Date.now();
+          const error = await other.ping().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          await other.close();
+          expect((error as SqlrecallError).code).toBe('db_unreachable');
+          expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
+        };
         writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone`);
-        const other = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
-        const started = Date.now();
-        const error = await other.ping().then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect((error as SqlrecallError).code).toBe('db_unreachable');
-        expect(Date.now() - started).toBeLessThan(30_000); // no wait for a socket that cannot exist
-        await other.close();
+        await refusedAtOnce();
 
         // Hostile: a lock naming a socket directory that is not private (another user could serve
         // there) is not trusted: told at once, never connected to.
         const shortName = createHash('sha256').update(realpathSync(long)).digest('hex').slice(0, 16);
         const planted = join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`, shortName);
         writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone\n${planted}`);
-        const third = createPgliteConnector({ dataDir: long, waitMs: 60_000 });
-        const refusedAt = Date.now();
-        const refused = await third.ping().then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect((refused as SqlrecallError).code).toBe('db_unreachable');
-        expect(Date.now() - refusedAt).toBeLessThan(30_000);
-        await third.close();
+        await refusedAtOnce();
+        // Nor is a directory the lock names created: a lock file never makes this process mkdir.
+        const nowhere = join(hostile, 'nowhere', shortName);
+        writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone\n${nowhere}`);
+        await refusedAtOnce();
+        expect(existsSync(join(hostile, 'nowhere'))).toBe(false);
       } finally {
         holder.kill('SIGKILL');
       }

@@ -40,15 +40,17 @@ export function runDirOf(dir: string): string {
 }
 
 /**
- * A directory only this user can enter: created 0700 when missing; refused when it is a symlink,
- * not a directory, owned by another user, or open to group or others (then another local user
- * could put their own socket where this process looks for the owner's).
+ * A directory only this user can enter: with `create`, made 0700 when missing; refused when it is
+ * missing, a symlink, not a directory, owned by another user, or open to group or others (then
+ * another local user could put their own socket where this process looks for the owner's).
  */
-function privateDirectory(path: string): boolean {
-  try {
-    mkdirSync(path, { mode: 0o700 });
-  } catch (error) {
-    if ((error as { code?: string }).code !== 'EEXIST') return false;
+function privateDirectory(path: string, create: boolean): boolean {
+  if (create) {
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') return false;
+    }
   }
   try {
     const stat = lstatSync(path);
@@ -91,7 +93,7 @@ export function socketDirOf(dir: string): string | undefined {
   const name = shortName(dir);
   for (const base of bases) {
     const runDir = join(base, name);
-    if (socketPathIn(runDir).fits && privateDirectory(base)) return runDir;
+    if (socketPathIn(runDir).fits && privateDirectory(base, true)) return runDir;
   }
   return undefined;
 }
@@ -110,16 +112,15 @@ function lockedSocketDir(dir: string, recorded: string | undefined): string | un
     isAbsolute(recorded) &&
     basename(recorded) === shortName(dir) &&
     socketPathIn(recorded).fits &&
-    privateDirectory(dirname(recorded));
+    privateDirectory(dirname(recorded), false); // never created from what a lock file says
   return valid ? recorded : undefined;
 }
 
 /**
  * Tries to take the lock file: a release function and the socket directory to serve on when taken
  * (undefined: none fits), else the live owner's pid (-1 when it cannot be read yet) and the socket
- * directory it serves on (undefined: it serves nobody). The
- * lock holds `<pid> <random token>` and, on a second line, this process's socket directory when it
- * will serve one. A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
+ * directory it serves on (undefined: it serves nobody). The lock holds `<pid> <random token>` and,
+ * on a second line, this process's socket directory when it will serve one. A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
  */
 function tryLock(
   dir: string,
