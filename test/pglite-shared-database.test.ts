@@ -192,10 +192,11 @@ setInterval(() => {}, 1000);`;
     // Hostile: the short directories exist but are open to every local user (0777), so another
     // user could plant a socket there: they are refused, never used.
     const hostile = mkdtempSync(join(tmpdir(), 'sqlrecall-hostile-'));
-    mkdirSync(join(hostile, 'sqlrecall'), { mode: 0o777 });
-    mkdirSync(join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`), { mode: 0o777 });
-    chmodSync(join(hostile, 'sqlrecall'), 0o777);
-    chmodSync(join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`), 0o777);
+    const userBase = join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`); // as <tmp>/sqlrecall-<uid>
+    for (const base of [join(hostile, 'sqlrecall'), userBase]) {
+      mkdirSync(base);
+      chmodSync(base, 0o777); // mkdir's mode is cut by the umask
+    }
     const saved = { runtime: process.env.XDG_RUNTIME_DIR, tmp: process.env.TMPDIR };
     process.env.XDG_RUNTIME_DIR = hostile;
     process.env.TMPDIR = hostile;
@@ -229,7 +230,7 @@ setInterval(() => {}, 1000);`;
         // Hostile: a lock naming a socket directory that is not private (another user could serve
         // there) is not trusted: told at once, never connected to.
         const shortName = createHash('sha256').update(realpathSync(long)).digest('hex').slice(0, 16);
-        const planted = join(hostile, `sqlrecall-${process.getuid?.() ?? 'user'}`, shortName);
+        const planted = join(userBase, shortName);
         writeFileSync(join(long, LOCK_FILE_NAME), `${holder.pid} someone\n${planted}`);
         await refusedAtOnce();
         // Nor is a directory the lock names created: a lock file never makes this process mkdir.

@@ -120,7 +120,8 @@ function lockedSocketDir(dir: string, recorded: string | undefined): string | un
  * Tries to take the lock file: a release function and the socket directory to serve on when taken
  * (undefined: none fits), else the live owner's pid (-1 when it cannot be read yet) and the socket
  * directory it serves on (undefined: it serves nobody). The lock holds `<pid> <random token>` and,
- * on a second line, this process's socket directory when it will serve one. A lock whose pid is dead (crash, SIGKILL) is removed with the socket it left.
+ * on a second line, this process's socket directory when it will serve one. A lock whose pid is
+ * dead (crash, SIGKILL) is removed with the socket it left.
  */
 function tryLock(
   dir: string,
@@ -304,12 +305,12 @@ export async function acquireSharedPglite<C>(
       } else {
         lastPid = lock.pid;
         socketDir = lock.socketDir;
-        // A holder that wrote its lock but serves no socket (no socket path fits): waiting would not help.
+        // A holder whose lock names no socket this process may use: waiting would not help.
         if (lock.pid > 0 && !socketDir)
           throw options.unavailable(
             lastPid,
             new Error(
-              `The path ${dir} is too long to share over a Unix socket, and no private short directory was found for its socket.`,
+              `The holder of ${dir} serves it on no usable socket: the path is too long for a Unix socket and no private short directory was found, or its lock names a directory that is not private.`,
             ),
           );
       }
