@@ -53,7 +53,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
         const count = (await users.list()).length;
         if (count === 0)
           io.stderr.write(
-            `${pc.yellow('note:')} no users yet: stop the server and run \`sqlrecall users add NAME\` (with a server PostgreSQL memory store it works while serving).\n`,
+            `${pc.yellow('note:')} no users yet: run \`sqlrecall users add NAME\` in another terminal; its token works here at once.\n`,
           );
         auth = { mode: 'users', users };
       } else {
