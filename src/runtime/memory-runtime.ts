@@ -86,14 +86,17 @@ export interface OpenMemoryOptions {
 export async function openMemory(config: Config, options: OpenMemoryOptions = {}): Promise<MemoryRuntime> {
   const store = createMemoryStore(options.client ? { client: options.client } : memoryStoreOptions(config));
   try {
-    // Another process holding the embedded store shares it over its socket (issue 15): no waiting.
-    await store.embeddingInfo();
     // A question is embedded by schema linking and by recall: the second is answered in process.
     const embedder = rememberEmbeddings(createEmbeddingModelFor(config));
+    // The store's start (a PGlite start, or a socket to the process holding it) and the model
+    // server's answer on the embedding size run side by side: neither needs the other (issue 15).
+    const probed = embedder.dimensions();
+    probed.catch(() => undefined); // awaited below, after the store opened (or failed to)
+    await store.embeddingInfo();
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
     try {
-      embedding = { model: config.embedModel, dimensions: await embedder.dimensions() };
+      embedding = { model: config.embedModel, dimensions: await probed };
     } catch (error) {
       if (!options.allowWithoutEmbeddings) throw error;
       const recorded = await store.embeddingInfo();
