@@ -4,7 +4,6 @@
  * it as socket clients — of the memory store and of the embedded demo shop they all question; the
  * owner killed with SIGKILL, the next process takes both over with nothing lost.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,47 +12,12 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { CHAT_PROMPT } from '../src/cli/commands/chat.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { LOCK_FILE_NAME } from '../src/memory/store/index.js';
-import { BIN, ROOT, runSqlrecall } from './support/cli.js';
+import { type Running, runSqlrecall, startSqlrecall } from './support/cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
 import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
 
 const HIGH = 'orders.total_amount > 10000';
-
-/** A long-running `sqlrecall` process whose output is collected as it comes. */
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  out: () => string;
-  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray>;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout.on('data', (d) => {
-    text += d;
-  });
-  child.stderr.on('data', (d) => {
-    text += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const waitFor = async (pattern: RegExp, timeoutMs = 90_000): Promise<RegExpExecArray> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = pattern.exec(text);
-      if (match) return match;
-      if (child.exitCode !== null || Date.now() > deadline)
-        throw new Error(`no ${pattern} from sqlrecall ${args.join(' ')}; output:\n${text}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  return { child, out: () => text, waitFor, exited };
-}
 
 describe('one embedded memory store shared by every process', () => {
   let server: ScriptedOllama;
@@ -105,7 +69,7 @@ describe('one embedded memory store shared by every process', () => {
 
   it('chat owns the store while ask, memory add/list, users add and serve run beside it; SIGKILL of the owner loses nothing', async () => {
     // The demo shop is an embedded database too: chat opens it, ask and serve reach it through chat.
-    const chat = start(['chat', '--user', 'priya'], env);
+    const chat = startSqlrecall(['chat', '--user', 'priya'], env);
     running.push(chat);
     await chat.waitFor(new RegExp(CHAT_PROMPT.replace(/[>]/g, '\\$&')));
     expect(lockPid()).toBe(String(chat.child.pid));
@@ -143,7 +107,7 @@ describe('one embedded memory store shared by every process', () => {
     for (const a of adds) expect(a.code, a.stderr).toBe(0);
     expect(await texts('kim')).toEqual(['Only paid orders count']);
 
-    const serve = start(['serve', '--users', '--port', '0'], env);
+    const serve = startSqlrecall(['serve', '--users', '--port', '0'], env);
     running.push(serve);
     const url = (await serve.waitFor(/Listening on (http:\/\/[^\s]+)/))[1] as string;
     const user = await cli(['users', 'add', 'newbie', '--json']);

@@ -31,6 +31,7 @@ export function configFrom(io: CliIO, opts: GlobalOptions): Config {
       team: opts.team,
       memoryEnabled: opts.memory === false ? 'off' : undefined,
       maxSqlTokens: opts.maxSqlTokens,
+      keepWarmSeconds: opts.keepWarm,
       provider: opts.provider,
       baseUrl: opts.baseUrl,
       contextLength: opts.contextLength,

@@ -42,6 +42,8 @@ export interface GlobalOptions {
   baseUrl?: string;
   /** `--context-length N` when the OpenAI-compatible server does not report it (issue 17). */
   contextLength?: string;
+  /** `--keep-warm S`: seconds a background `hold` keeps the embedded stores open after `ask`/`sql`. */
+  keepWarm?: string;
 }
 
 const EXAMPLES = `
@@ -79,9 +81,24 @@ Configuration (flags win over environment, environment over .env):
   SQLRECALL_BASE_URL      OpenAI-compatible server, default http://127.0.0.1:8080/v1
   SQLRECALL_API_KEY       its API key, if it wants one (never printed)
   SQLRECALL_CONTEXT_LENGTH  chat model context when that server does not report it
+  SQLRECALL_KEEP_WARM     seconds a background \`sqlrecall hold\` keeps the embedded stores
+                          open after ask or sql (default 0: off); see \`sqlrecall hold --help\`
 
 Exit codes: 0 ok, 1 unexpected, 2 usage or configuration, 3 refused by the SQL guard,
             4 database error, 5 model server unavailable or unusable output.`;
+
+const HOLD_HELP = `
+Every embedded data directory (the memory store under SQLRECALL_HOME, a pglite:DIR database) is
+opened by one process, which serves it to the others on an owner-only Unix socket. A short command
+such as ask or sql that finds no such process starts PostgreSQL-in-WebAssembly itself (~0.5 s and
+~1 s of CPU per directory). hold is that owner, kept in the background:
+
+  $ sqlrecall hold --db pglite:./shop --idle 600 &   # by hand, for ten minutes without use
+  $ export SQLRECALL_KEEP_WARM=300                   # or: ask and sql start one as they exit
+
+It exits after --idle seconds with no client connected (a running chat or serve counts as one),
+on Ctrl+C or SIGTERM, and releases the directories so the next command can open them. A directory
+another sqlrecall process holds already is left to it.`;
 
 /** Builds the program; actions report their exit code through `setExit`. */
 function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
@@ -110,6 +127,10 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn [SQLRECALL_ALLOW_FUNCTIONS]',
     )
     .option('--max-sql-tokens <n>', 'most tokens of the SQL reply, default 1024 [SQLRECALL_MAX_SQL_TOKENS]')
+    .option(
+      '--keep-warm <seconds>',
+      'after ask or sql, keep the embedded stores open in the background this long, so the next command starts ~0.5 s sooner (0: off, the default) [SQLRECALL_KEEP_WARM]',
+    )
     .option('--provider <name>', 'model backend: ollama or openai [SQLRECALL_PROVIDER]')
     .option(
       '--base-url <url>',
@@ -216,6 +237,18 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
         ),
       );
     });
+
+  program
+    .command('hold')
+    .description(
+      'keep the embedded memory store and pglite: database open for other sqlrecall commands until idle (what SQLRECALL_KEEP_WARM starts after ask or sql)',
+    )
+    .option(
+      '--idle <seconds>',
+      'exit after this many seconds without a client [SQLRECALL_KEEP_WARM, else 300]',
+    )
+    .addHelpText('after', HOLD_HELP)
+    .action(run(async (opts) => (await import('./commands/hold.js')).runHold(io, opts)));
 
   program
     .command('doctor')

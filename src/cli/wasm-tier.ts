@@ -37,6 +37,7 @@ const COMMANDS = new Set([
   'serve',
   'users',
   'mcp',
+  'hold',
   'help',
 ]);
 

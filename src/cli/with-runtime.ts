@@ -19,6 +19,11 @@ export interface WithRuntimeOptions {
    * on stderr, `{ error }` on stdout with `--json`, the error code's exit code).
    */
   onError?: (error: unknown) => number;
+  /**
+   * A one-shot command (`ask`): once the runtime is closed, hand the embedded stores it started to
+   * a background `sqlrecall hold` when `SQLRECALL_KEEP_WARM` is above 0 (`keep-warm.ts`). Default false.
+   */
+  keepWarm?: boolean;
 }
 
 /**
@@ -33,13 +38,16 @@ export async function withRuntime(
   options: WithRuntimeOptions = {},
 ): Promise<number> {
   let runtime: Runtime | undefined;
+  let config: Config | undefined;
   try {
-    const config = configFrom(io, opts);
+    config = configFrom(io, opts);
     runtime = new Runtime(config, options.warn ? { warn: options.warn } : {});
     return await body(runtime, config);
   } catch (error) {
     return options.onError ? options.onError(error) : reportError(io, Boolean(opts.json), error);
   } finally {
     await runtime?.close();
+    if (options.keepWarm && config && config.keepWarmSeconds > 0)
+      (await import('./keep-warm.js')).startKeepWarmHolder(io, config);
   }
 }

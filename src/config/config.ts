@@ -92,6 +92,13 @@ export interface Config {
    */
   modelTimeoutMs: number;
   /**
+   * Seconds a one-shot command (`ask`, `sql`) leaves the embedded stores it had to start open in a
+   * background `sqlrecall hold` process, so the next command reaches them through its socket instead
+   * of starting PGlite again (issue 15: ≈ 0.5 s and ≈ 1 s of CPU per start). The holder exits after
+   * this many seconds with no client. Default 0: off (nothing outlives the command).
+   */
+  keepWarmSeconds: number;
+  /**
    * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
    * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
    */
@@ -315,6 +322,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     schema: int(0, 86_400_000),
     describe: 'first-token deadline of a chat call in ms (0: none)',
   },
+  keepWarmSeconds: {
+    env: 'SQLRECALL_KEEP_WARM',
+    flag: '--keep-warm',
+    schema: int(0, 86_400),
+    describe: 'seconds a background holder keeps the embedded stores open after ask or sql (0: off)',
+  },
   maxSqlTokens: {
     env: 'SQLRECALL_MAX_SQL_TOKENS',
     flag: '--max-sql-tokens',
@@ -382,6 +395,7 @@ function defaults(): Record<keyof Config, unknown> {
     exampleMinWordSimilarity: 0.4,
     fewShotMax: 3,
     modelTimeoutMs: 300_000,
+    keepWarmSeconds: 0,
     maxSqlTokens: 1024,
     provider: 'ollama',
     baseUrl: 'http://127.0.0.1:8080/v1',

@@ -256,6 +256,7 @@ export async function runAsk(
       },
       {
         warn: warnTo(io),
+        keepWarm: true,
         onError: (error) => {
           const err = toSqlrecallError(error);
           printError(io, err);

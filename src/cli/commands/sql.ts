@@ -4,6 +4,7 @@
  * comment. `--json` streams one JSON document (row by row, never one giant string). Ctrl-C
  * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
+import type { Config } from '../../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
@@ -45,10 +46,11 @@ export function sqlJson(sql: string, result: QueryResult): Record<string, unknow
 export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
+  let config: Config | undefined;
   let sql = given;
   const interrupt = onInterrupt(io);
   try {
-    const config = configFrom(io, opts);
+    config = configFrom(io, opts);
     if (sql.trim() === '-') sql = await readStdin(io);
     const allowTables = config.allowTables;
     // The allowlist resolves unqualified names through the search path: it needs the catalog.
@@ -80,5 +82,8 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   } finally {
     interrupt.dispose();
     await runtime?.close();
+    // With SQLRECALL_KEEP_WARM, the embedded database this run started stays open in the background.
+    if (runtime && config && config.keepWarmSeconds > 0)
+      (await import('../keep-warm.js')).startKeepWarmHolder(io, config);
   }
 }

@@ -196,6 +196,18 @@ interface Owner {
 /** Data directories this process owns (absolute path → owner being opened or open). */
 const owners = new Map<string, Promise<Owner>>();
 
+/** Every data directory this process has opened as owner (started PGlite on), released or not. */
+const startedHere = new Set<string>();
+
+/**
+ * The data directories this process started PGlite on (as owner) since it began, released or not:
+ * what a one-shot command hands to a keep-warm holder (`sqlrecall hold`) when it exits, so the next
+ * command finds an owner and skips that start. Absolute paths, in the order first opened.
+ */
+export function directoriesStartedHere(): string[] {
+  return [...startedHere];
+}
+
 /**
  * Opens `dir` as its owner and serves it on `runDir` (the one written into the lock); undefined
  * `runDir`: no socket path fits, so the directory is used by this process alone.
@@ -249,6 +261,8 @@ export interface OwnedPglite {
   kind: 'owner';
   db: PGlite;
   gate: Gate;
+  /** Other processes' connections to this directory's socket now (see `WireMux.activity`); undefined when it is not served. */
+  activity(): { clients: number; changedAt: number } | undefined;
   release(): Promise<void>;
 }
 
@@ -297,6 +311,7 @@ export async function acquireSharedPglite<C>(
       const lock = tryLock(dir);
       if ('release' in lock) {
         opening = openOwner(dir, options.vector ?? false, lock.socketDir, lock.release);
+        startedHere.add(dir);
         const mine = opening;
         owners.set(dir, mine);
         mine.catch(() => {
@@ -323,6 +338,7 @@ export async function acquireSharedPglite<C>(
         kind: 'owner',
         db: owner.db,
         gate: owner.gate,
+        activity: () => owner.mux?.activity(),
         release: async () => {
           if (released) return;
           released = true;

@@ -98,6 +98,11 @@ export function socketPathIn(runDir: string): { path: string; fits: boolean } {
 /** A running multiplexer; `close()` stops listening, drops clients and removes the socket file. */
 export interface WireMux {
   readonly socketPath: string;
+  /**
+   * Client connections open now, and when the last one opened or closed (epoch ms; the start of
+   * the multiplexer before any): what a keep-warm holder (`sqlrecall hold`) measures idle time by.
+   */
+  activity(): { clients: number; changedAt: number };
   close(): Promise<void>;
 }
 
@@ -114,10 +119,15 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
   chmodSync(runDir, 0o700);
   rmSync(socketPath, { force: true }); // left by a process that died (its lock was stale)
   const sockets = new Set<Socket>();
+  let changedAt = Date.now();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
+    changedAt = Date.now();
     socket.unref();
-    serveClient(db, gate, socket, () => sockets.delete(socket));
+    serveClient(db, gate, socket, () => {
+      sockets.delete(socket);
+      changedAt = Date.now();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -131,6 +141,7 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
   server.unref();
   return {
     socketPath,
+    activity: () => ({ clients: sockets.size, changedAt }),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

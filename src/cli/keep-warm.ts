@@ -1,0 +1,69 @@
+/**
+ * Keep-warm (issue 15, "fast start"): a one-shot command that had to start PGlite itself (no other
+ * sqlrecall process held the data directory) may hand the directories to a background
+ * `sqlrecall hold` as it exits. The next command then finds a live owner and reaches the store
+ * through its socket instead of starting PGlite again: ≈ 0.5 s of wall time and ≈ 1 s of CPU per
+ * data directory on a 2-core machine (BENCHMARKS.md, issue 15 fifth session). Off unless
+ * `SQLRECALL_KEEP_WARM` / `--keep-warm` is above 0, like Ollama's own keep-alive but opt-in: a
+ * process that outlives the command should be asked for.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { Config } from '../config/config.js';
+import { parseDatabaseUrl } from '../databases/open.js';
+import { directoriesStartedHere } from '../databases/pglite/sharing.js';
+import { memoryStoreOptions } from '../runtime/memory-runtime.js';
+import type { CliIO } from './io.js';
+
+/** The embedded data directories a configuration names, with pgvector for the memory store's. */
+export function embeddedDirectories(config: Config): { dir: string; vector: boolean; role: string }[] {
+  const out: { dir: string; vector: boolean; role: string }[] = [];
+  if (config.memoryEnabled) {
+    const store = memoryStoreOptions(config);
+    if ('dataDir' in store && store.dataDir !== undefined)
+      out.push({ dir: resolve(store.dataDir), vector: true, role: 'memory store' });
+  }
+  if (config.databaseUrl) {
+    const target = parseDatabaseUrl(config.databaseUrl);
+    if (target.engine === 'pglite' && target.dataDir !== undefined)
+      out.push({ dir: resolve(target.dataDir), vector: false, role: 'database' });
+  }
+  return out;
+}
+
+/**
+ * Starts a detached `sqlrecall hold` for the embedded directories this process started PGlite on,
+ * when `config.keepWarmSeconds` > 0; does nothing otherwise, or when this process started none
+ * (it reached them through another process's socket). Call it after the runtime is closed (the
+ * locks released), so the holder can take the directories over. The holder gets no terminal
+ * (stdio ignored, its own process group: Ctrl-C in this shell does not reach it) and the same
+ * environment and working directory; a database URL goes on its command line only in the
+ * `pglite:DIR` form (a server URL could carry a password, visible to `ps`).
+ * @returns the holder's pid, or undefined when none was started (never throws: a holder that
+ *   could not start only means the next command starts PGlite itself)
+ */
+export function startKeepWarmHolder(io: CliIO, config: Config): number | undefined {
+  if (config.keepWarmSeconds <= 0) return undefined;
+  const started = new Set(directoriesStartedHere());
+  const wanted = embeddedDirectories(config).filter((d) => started.has(d.dir));
+  if (wanted.length === 0) return undefined;
+  const entry = process.argv[1];
+  if (!entry) return undefined;
+  const args = [entry, 'hold', '--idle', String(config.keepWarmSeconds), '--home', config.home];
+  const database = wanted.find((d) => d.role === 'database');
+  if (database) args.push('--db', `pglite:${database.dir}`);
+  if (!wanted.some((d) => d.role === 'memory store')) args.push('--no-memory');
+  try {
+    const child = spawn(process.execPath, args, {
+      cwd: io.cwd,
+      env: io.env,
+      detached: true,
+      stdio: 'ignore',
+    });
+    child.on('error', () => undefined);
+    child.unref();
+    return child.pid;
+  } catch {
+    return undefined;
+  }
+}
