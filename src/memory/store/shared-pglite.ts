@@ -15,6 +15,7 @@ import {
   sharedAccess,
 } from '../../databases/pglite/sharing.js';
 import { Gate } from '../../databases/pglite/wire-mux.js';
+import { queryPrepared } from './prepared.js';
 import {
   loadPg,
   poolSqlClient,
@@ -34,7 +35,8 @@ const CLIENT_POOL_SIZE = 2;
 function ownerSession(db: PGlite, gate: Gate): Pick<SqlClient, 'query' | 'transaction'> {
   return {
     async query<R extends Row>(text: string, params: unknown[] = []): Promise<R[]> {
-      return gate.run(async () => (await db.query<R>(text, params)).rows);
+      // A parameterized statement keeps its plan in this session (prepared.ts).
+      return gate.run(() => queryPrepared<R>(db, text, params));
     },
     async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
       return gate.run(() =>
