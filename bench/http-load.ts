@@ -49,6 +49,9 @@
  * the first at the same moment (after the teach), so those queue as one wave behind each other;
  * with 20 questions per user that wave is 5 % of the sample, i.e. exactly where p95 sits.
  *
+ * Server CPU: user + system time of the server process from `/proc/<pid>/stat` over the load, per
+ * answered question: steadier than the p95, which moves with how the 50 users' waves line up.
+ *
  * Server RSS: `/proc/<server pid>/status` VmRSS sampled every 100 ms while the users ask (the
  * largest is "under load"), and VmHWM at the end (the peak, including start-up: opening the shop,
  * initdb of the memory store, loading the models' metadata). Linux only.
@@ -167,6 +170,20 @@ function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   }
 }
 
+/**
+ * CPU time (user + system) the process has used so far, in ms, from `/proc/<pid>/stat` (fields 14
+ * and 15, in clock ticks of 100 Hz, the Linux default `USER_HZ`); NaN when unreadable.
+ */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Servers still running: stopped if the bench ends early (a failed request, an exception). */
 const running = new Set<ChildProcess>();
 process.on('exit', () => {
@@ -275,6 +292,7 @@ async function runRow(
     loadRssKb = Math.max(loadRssKb, procKb(pid, 'VmRSS'));
   }, 100);
   const started = performance.now();
+  const cpuAtStart = procCpuMs(pid);
   await Promise.all(
     tokens.map(async (token, u) => {
       const taught = await post(token, { question: `Always show me customers from ${land(u)}` });
@@ -315,6 +333,7 @@ async function runRow(
     }),
   );
   const wallS = (performance.now() - started) / 1000;
+  const cpuMs = procCpuMs(pid) - cpuAtStart;
   clearInterval(sampler);
   loadRssKb = Math.max(loadRssKb, procKb(pid, 'VmRSS'));
   const peakKb = procKb(pid, 'VmHWM');
@@ -352,6 +371,11 @@ async function runRow(
       chat: round(calls.chat / Math.max(1, latencies.length)),
       embed: round(calls.embed / Math.max(1, latencies.length)),
     },
+    /**
+     * CPU time of the server process (all its threads) during the load, per answered question
+     * (the teach requests included in the time, not in the count), in ms.
+     */
+    serverCpuMsPerQuestion: round(cpuMs / Math.max(1, latencies.length)),
     /** Largest VmRSS of the server process sampled during the load (module comment), in MB. */
     serverLoadRssMb: Math.round(loadRssKb / 1024),
     /** VmHWM of the server process: its peak RSS including start-up, in MB. */
@@ -386,6 +410,7 @@ for (const delay of DELAYS)
           `  latency p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms; model time ${r.modelMsPerQuestion} ms/question (${r.modelCallsPerQuestion.chat} chat + ${r.modelCallsPerQuestion.embed} embedding calls)\n` +
           `  server overhead (latency − model time) p50 ${r.overheadMs.p50} ms, p95 ${r.overheadMs.p95} ms\n` +
           `    each user's first question (${r.users} at once): p50 ${r.firstQuestionOverheadMs.p50} ms, p95 ${r.firstQuestionOverheadMs.p95} ms; later questions: p50 ${r.laterQuestionsOverheadMs.p50} ms, p95 ${r.laterQuestionsOverheadMs.p95} ms\n` +
+          `  server CPU ${r.serverCpuMsPerQuestion} ms per question (user + system, all threads)\n` +
           `  server RSS under load ${r.serverLoadRssMb} MB max, peak incl. start ${r.serverPeakRssMb} MB (VmHWM)\n`,
       );
       for (const e of r.samples) process.stdout.write(`    ${e}\n`);

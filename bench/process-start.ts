@@ -12,7 +12,10 @@
  * - `off`: `ask --no-memory`, no other sqlrecall process: this process opens the shop's PGlite;
  * - `on (owner)`: memory on, no other sqlrecall process: this process opens the shop and the store;
  * - `off (socket)` / `on (socket)`: the same while a `chat` on the same shop runs: it owns the shop
- *   and the memory store, and `ask` reaches both through its Unix sockets (no PGlite in `ask`).
+ *   and the memory store, and `ask` reaches both through its Unix sockets (no PGlite in `ask`);
+ * - `off (keep-warm)` / `on (keep-warm)`: alone, with `SQLRECALL_KEEP_WARM=120`: the warm-up run
+ *   starts PGlite and leaves it to a background `sqlrecall hold`, which the measured runs reach
+ *   through its sockets (stopped after the case).
  * Reported per case: median wall time (spawn → exit), median time from spawn to the first chat
  * request the model server receives, and the largest peak RSS (the child's `VmHWM` from
  * /proc/self/status, printed at exit by a `--require` preload; `maxRSS` of
@@ -22,12 +25,14 @@
  * peak RSS ≤ 250 MB. `--quick`: 2 runs each.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { processAlive } from '../src/core/process.js';
+import { LOCK_FILE_NAME } from '../src/databases/pglite/sharing.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { startScriptedOllama } from '../test/support/scripted/server.js';
 
@@ -117,6 +122,21 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
   });
 }
 
+/** Stops the process named in each directory's lock file (a keep-warm holder) and waits for it to exit. */
+async function stopHolders(dirs: string[]): Promise<void> {
+  for (const d of dirs) {
+    let pid: number;
+    try {
+      pid = Number.parseInt(readFileSync(join(d, LOCK_FILE_NAME), 'utf8'), 10);
+    } catch {
+      continue; // no lock: nobody holds it
+    }
+    if (!Number.isInteger(pid) || !processAlive(pid)) continue;
+    process.kill(pid, 'SIGTERM');
+    while (processAlive(pid)) await new Promise((ok) => setTimeout(ok, 50));
+  }
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -132,11 +152,13 @@ try {
   };
   // The memory store exists already (a user's second question, not their first ever).
   await run([], env);
-  const cases: { name: string; extra: string[]; owner: boolean }[] = [
+  const cases: { name: string; extra: string[]; owner: boolean; keepWarm?: boolean }[] = [
     { name: 'off', extra: ['--no-memory'], owner: false },
     { name: 'on (owner)', extra: [], owner: false },
     { name: 'off (socket)', extra: ['--no-memory'], owner: true },
     { name: 'on (socket)', extra: [], owner: true },
+    { name: 'off (keep-warm)', extra: ['--no-memory'], owner: false, keepWarm: true },
+    { name: 'on (keep-warm)', extra: [], owner: false, keepWarm: true },
   ];
   const results: Record<string, Sample[]> = {};
   const failures: Record<string, string> = {};
@@ -158,11 +180,15 @@ try {
         proc.on('close', () => fail(new Error('chat exited before its prompt')));
       });
     }
+    // Keep-warm: the warm-up run starts PGlite and hands it to a background `hold` as it exits;
+    // the measured runs find that holder (a build without keep-warm ignores the variable).
+    const caseEnv = c.keepWarm ? { ...env, SQLRECALL_KEEP_WARM: '120' } : env;
     try {
       log(`${c.name}: warm-up + ${runs} runs…`);
-      await run(c.extra, env);
+      await run(c.extra, caseEnv);
+      if (c.keepWarm) await new Promise((ok) => setTimeout(ok, 3_000)); // the holder takes over
       results[c.name] = [];
-      for (let i = 0; i < runs; i += 1) results[c.name]?.push(await run(c.extra, env));
+      for (let i = 0; i < runs; i += 1) results[c.name]?.push(await run(c.extra, caseEnv));
     } catch (error) {
       // e.g. a build without a shared store: `ask` cannot open the store while `chat` holds it.
       failures[c.name] = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
@@ -170,6 +196,7 @@ try {
     } finally {
       chat?.kill('SIGTERM');
       if (chat) await new Promise((ok) => chat?.on('close', ok));
+      if (c.keepWarm) await stopHolders([join(env.SQLRECALL_HOME, 'memory'), join(dir, 'shop')]);
     }
   }
   const summary = Object.fromEntries(
@@ -188,22 +215,22 @@ try {
     ) / 100;
   if (args.json) {
     process.stdout.write(
-      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)', 'off'), ratioSocket: ratio('on (socket)', 'off (socket)') }, null, 2)}\n`,
+      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)', 'off'), ratioSocket: ratio('on (socket)', 'off (socket)'), ratioKeepWarm: ratio('on (keep-warm)', 'off (keep-warm)') }, null, 2)}\n`,
     );
   } else {
     process.stdout.write(
       `Whole-process \`ask\` on the demo shop, scripted model at 0 delay, ${runs} runs per case\n`,
     );
-    process.stdout.write('case          wall p50   first model request p50   peak RSS\n');
+    process.stdout.write('case              wall p50   first model request p50   peak RSS\n');
     for (const [name, s] of Object.entries(summary)) {
       process.stdout.write(
-        `${name.padEnd(13)} ${String(s.wallMsMedian).padStart(6)} ms   ${String(s.firstRequestMsMedian).padStart(8)} ms               ${s.maxRssMb} MB\n`,
+        `${name.padEnd(17)} ${String(s.wallMsMedian).padStart(6)} ms   ${String(s.firstRequestMsMedian).padStart(8)} ms               ${s.maxRssMb} MB\n`,
       );
     }
     for (const [name, message] of Object.entries(failures))
       process.stdout.write(`${name}: failed: ${message}\n`);
     process.stdout.write(
-      `memory on ÷ off (wall): alone ${ratio('on (owner)', 'off')}×, beside a chat ${ratio('on (socket)', 'off (socket)')}× (target ≤ 1.3×)\n`,
+      `memory on ÷ off (wall): alone ${ratio('on (owner)', 'off')}×, beside a chat ${ratio('on (socket)', 'off (socket)')}×, with keep-warm ${ratio('on (keep-warm)', 'off (keep-warm)')}× (target ≤ 1.3×)\n`,
     );
   }
 } finally {
