@@ -102,9 +102,8 @@ describe('keep-warm: a background holder after ask', () => {
     });
     holders.add(holder);
     expect(commandOf(holder)).toEqual(
-      expect.arrayContaining(['hold', '--idle', '4', '--db', `pglite:${shopDir}`]),
+      expect.arrayContaining(['hold', '--idle', '4', '--memory-dir', memoryDir(), '--database-dir', shopDir]),
     );
-    expect(commandOf(holder)).not.toContain('--no-memory');
 
     // The next ask (memory on) answers while the holder keeps both locks: it went through the sockets.
     const asked = await cli(['ask', '--json', '--user', 'priya', 'how many orders are there?'], warm);
@@ -140,12 +139,34 @@ describe('keep-warm: a background holder after ask', () => {
       return pid !== undefined && processAlive(pid) ? pid : undefined;
     });
     holders.add(holder);
-    expect(commandOf(holder)).toEqual(
-      expect.arrayContaining(['hold', '--no-memory', '--db', `pglite:${shopDir}`]),
-    );
+    expect(commandOf(holder)).toEqual(expect.arrayContaining(['hold', '--database-dir', shopDir]));
+    expect(commandOf(holder)).not.toContain('--memory-dir');
     expect(lockPid(memoryDir())).toBeUndefined();
     await until('the idle holder to exit', () => (processAlive(holder) ? undefined : true));
     expect(lockPid(shopDir)).toBeUndefined();
+  }, 180_000);
+
+  it('a database another process holds is not handed over, nor one the configuration names but the command never opened', async () => {
+    const shopHolder = startSqlrecall(['hold', '--no-memory', '--idle', '600'], env);
+    running.push(shopHolder);
+    await shopHolder.waitFor(/Holding the database /);
+    const other = join(dir, 'other-db');
+    const asked = await cli(['ask', '--json', '--db', `pglite:${shopDir}`, 'how many orders are there?'], {
+      SQLRECALL_KEEP_WARM: '3',
+      DATABASE_URL: `pglite:${other}`,
+    });
+    expect(asked.code, asked.stderr).toBe(0);
+    const holder = await until('a holder of the memory store', () => {
+      const pid = lockPid(memoryDir());
+      return pid !== undefined && processAlive(pid) ? pid : undefined;
+    });
+    holders.add(holder);
+    expect(commandOf(holder)).toEqual(expect.arrayContaining(['hold', '--memory-dir', memoryDir()]));
+    expect(commandOf(holder)).not.toContain('--database-dir');
+    expect(lockPid(shopDir)).toBe(shopHolder.child.pid);
+    expect(existsSync(other)).toBe(false);
+    shopHolder.child.kill('SIGTERM');
+    expect(await shopHolder.exited).toBe(0);
   }, 180_000);
 
   it('a bad SQLRECALL_KEEP_WARM or --idle is a usage error naming the setting, and nothing starts', async () => {

@@ -9,11 +9,19 @@
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { directoriesStartedHere } from '../databases/pglite/sharing.js';
 import { memoryStoreOptions } from '../runtime/memory-runtime.js';
 import type { CliIO } from './io.js';
+
+/**
+ * The launcher, from this module's own location (src/cli, dist/cli and dist/bundle all sit two
+ * levels below the package root), not from `process.argv`, which names the test runner when the
+ * CLI runs inside another program.
+ */
+const ENTRY = fileURLToPath(new URL('../../bin/sqlrecall.js', import.meta.url));
 
 /** The embedded data directories a configuration names, with pgvector for the memory store's. */
 export function embeddedDirectories(config: Config): { dir: string; vector: boolean; role: string }[] {
@@ -36,9 +44,10 @@ export function embeddedDirectories(config: Config): { dir: string; vector: bool
  * when `config.keepWarmSeconds` > 0; does nothing otherwise, or when this process started none
  * (it reached them through another process's socket). Call it after the runtime is closed (the
  * locks released), so the holder can take the directories over. The holder gets no terminal
- * (stdio ignored, its own process group: Ctrl-C in this shell does not reach it) and the same
- * environment and working directory; a database URL goes on its command line only in the
- * `pglite:DIR` form (a server URL could carry a password, visible to `ps`).
+ * (stdio ignored, its own process group: Ctrl-C in this shell does not reach it), the same
+ * environment and working directory, and the directories as absolute paths on its command line
+ * (`--memory-dir`, `--database-dir`): never a URL (a server URL could carry a password, visible to
+ * `ps`).
  * @returns the holder's pid, or undefined when none was started (never throws: a holder that
  *   could not start only means the next command starts PGlite itself)
  */
@@ -47,12 +56,10 @@ export function startKeepWarmHolder(io: CliIO, config: Config): number | undefin
   const started = new Set(directoriesStartedHere());
   const wanted = embeddedDirectories(config).filter((d) => started.has(d.dir));
   if (wanted.length === 0) return undefined;
-  const entry = process.argv[1];
-  if (!entry) return undefined;
-  const args = [entry, 'hold', '--idle', String(config.keepWarmSeconds), '--home', config.home];
-  const database = wanted.find((d) => d.role === 'database');
-  if (database) args.push('--db', `pglite:${database.dir}`);
-  if (!wanted.some((d) => d.role === 'memory store')) args.push('--no-memory');
+  // Exactly the directories this process started, by path: not through the configuration, whose
+  // DATABASE_URL (environment or .env) may name a database this command never opened.
+  const args = [ENTRY, 'hold', '--idle', String(config.keepWarmSeconds)];
+  for (const d of wanted) args.push(d.vector ? '--memory-dir' : '--database-dir', d.dir);
   try {
     const child = spawn(process.execPath, args, {
       cwd: io.cwd,

@@ -247,6 +247,9 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
       '--idle <seconds>',
       'exit after this many seconds without a client [SQLRECALL_KEEP_WARM, else 300]',
     )
+    // What keep-warm passes: the directories the command started, instead of the configuration's.
+    .addOption(new Option('--memory-dir <dir>', 'embedded memory store directory to hold').hideHelp())
+    .addOption(new Option('--database-dir <dir>', 'embedded database directory to hold').hideHelp())
     .addHelpText('after', HOLD_HELP)
     .action(run(async (opts) => (await import('./commands/hold.js')).runHold(io, opts)));
 

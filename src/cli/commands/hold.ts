@@ -6,6 +6,7 @@
  * hand. A directory another process already holds is left to it; with none left to hold, exits 0
  * at once. SIGINT/SIGTERM: releases the directories (lock and socket removed) and exits 0.
  */
+import { resolve } from 'node:path';
 import { SqlrecallError } from '../../core/errors.js';
 import { acquireSharedPglite, type OwnedPglite } from '../../databases/pglite/sharing.js';
 import { configFrom } from '../config-from.js';
@@ -41,8 +42,13 @@ export function parseIdleSeconds(raw: string): number {
 }
 
 /** Runs `hold`; resolves with the exit code once the directories are released. */
-export async function runHold(io: CliIO, opts: GlobalOptions & { idle?: string }): Promise<number> {
+export async function runHold(
+  io: CliIO,
+  opts: GlobalOptions & { idle?: string; memoryDir?: string; databaseDir?: string },
+): Promise<number> {
   const held: { role: string; dir: string; owned: OwnedPglite }[] = [];
+  // Listened for from the start: a stop that comes while PGlite is opening still releases.
+  const stop = stopSignal();
   try {
     const config = configFrom(io, opts);
     const idleSeconds =
@@ -51,7 +57,12 @@ export async function runHold(io: CliIO, opts: GlobalOptions & { idle?: string }
         : config.keepWarmSeconds > 0
           ? config.keepWarmSeconds
           : DEFAULT_HOLD_IDLE_SECONDS;
-    const targets = embeddedDirectories(config);
+    // Started by keep-warm: exactly the directories the command started; by hand: the configuration's.
+    const given = [
+      ...(opts.memoryDir ? [{ dir: resolve(opts.memoryDir), vector: true, role: 'memory store' }] : []),
+      ...(opts.databaseDir ? [{ dir: resolve(opts.databaseDir), vector: false, role: 'database' }] : []),
+    ];
+    const targets = given.length > 0 ? given : embeddedDirectories(config);
     if (targets.length === 0) {
       throw new SqlrecallError(
         'usage',
@@ -62,6 +73,7 @@ export async function runHold(io: CliIO, opts: GlobalOptions & { idle?: string }
       );
     }
     for (const target of targets) {
+      if (stop.requested()) break;
       const got = await acquireSharedPglite<'elsewhere'>(target.dir, {
         vector: target.vector,
         waitMs: LOCK_WAIT_MS,
@@ -85,38 +97,68 @@ export async function runHold(io: CliIO, opts: GlobalOptions & { idle?: string }
         held.push({ role: target.role, dir: target.dir, owned: got });
       }
     }
-    if (held.length === 0) return 0;
+    if (held.length === 0 || stop.requested()) return 0;
     io.stderr.write(
       `Holding ${held.map((h) => `the ${h.role} ${h.dir}`).join(' and ')} for other sqlrecall commands; exits after ${idleSeconds} s without one (Ctrl+C stops it now).\n`,
     );
-    await whileUsed(held, idleSeconds * 1000);
+    await whileUsed(held, idleSeconds * 1000, stop);
     return 0;
   } catch (error) {
     return reportError(io, Boolean(opts.json), error);
   } finally {
+    stop.dispose();
     for (const h of held) await h.owned.release().catch(() => undefined);
   }
 }
 
-/** Resolves once every held directory has had no client for `idleMs`, or on SIGINT/SIGTERM. */
-function whileUsed(held: { owned: OwnedPglite }[], idleMs: number): Promise<void> {
+/** SIGINT/SIGTERM, listened for until `dispose()`: replaces Node's default (exit at once, lock left behind). */
+interface StopSignal {
+  requested(): boolean;
+  /** Resolves on the first signal (at once if one came already). */
+  wait(): Promise<void>;
+  dispose(): void;
+}
+
+function stopSignal(): StopSignal {
+  let requested = false;
+  let wake: (() => void) | undefined;
+  const waiting = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const onSignal = () => {
+    requested = true;
+    wake?.();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    requested: () => requested,
+    wait: () => waiting,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** Resolves once every held directory has had no client for `idleMs`, or on a stop signal. */
+function whileUsed(held: { owned: OwnedPglite }[], idleMs: number, stop: StopSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    const check = () => {
-      const now = Date.now();
-      const idle = held.every(({ owned }) => {
-        const activity = owned.activity();
-        return activity === undefined || (activity.clients === 0 && now - activity.changedAt >= idleMs);
-      });
-      if (idle) stop();
-    };
-    const timer = setInterval(check, Math.min(CHECK_EVERY_MS, idleMs));
-    const stop = () => {
+    const done = () => {
       clearInterval(timer);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    const timer = setInterval(
+      () => {
+        const now = Date.now();
+        const idle = held.every(({ owned }) => {
+          const activity = owned.activity();
+          return activity === undefined || (activity.clients === 0 && now - activity.changedAt >= idleMs);
+        });
+        if (idle) done();
+      },
+      Math.min(CHECK_EVERY_MS, idleMs),
+    );
+    void stop.wait().then(done);
   });
 }
