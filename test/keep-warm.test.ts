@@ -201,4 +201,17 @@ describe('keep-warm: a background holder after ask', () => {
     expect(lockPid(memoryDir())).toBeUndefined();
     expect(lockPid(shopDir)).toBeUndefined();
   }, 180_000);
+
+  it('asks started at once all answer: the first to open exits while the others still hold a connection to it, and one takes over', async () => {
+    for (let round = 0; round < 2; round += 1) {
+      const runs = await Promise.all(
+        [1, 2, 3, 4].map((i) => cli(['ask', '--json', '--user', `u${i}`, 'how many orders are there?'])),
+      );
+      for (const r of runs) {
+        expect(r.stderr).not.toMatch(/Emitted 'error' event|Connection terminated unexpectedly/);
+        expect(r.code, r.stderr).toBe(0);
+        expect(JSON.parse(r.stdout).rows).toEqual([[String(orders)]]);
+      }
+    }
+  }, 300_000);
 });

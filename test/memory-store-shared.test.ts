@@ -10,6 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gate, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
+import { poolSqlClient } from '../src/memory/store/sql-client.js';
 import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
 describe('wire multiplexer over one PGlite', () => {
@@ -66,5 +67,31 @@ describe('wire multiplexer over one PGlite', () => {
     await a.query('SELECT pg_advisory_unlock(42)');
     await a.end();
     await b.end();
+  }, 60_000);
+});
+
+describe('a socket client whose owner goes away', () => {
+  it('a transaction whose owner closes between two statements fails with the connection error, never an unhandled error event', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-mux-gone-'));
+    const db = new PGlite(inMemoryPgliteOptions());
+    try {
+      await db.waitReady;
+      const mux = await startWireMux(db, new Gate(), join(dir, 'run'));
+      const pool = new pg.Pool({ host: join(dir, 'run'), user: 'postgres', database: 'postgres', max: 1 });
+      const client = poolSqlClient(pool, 'pglite', 'pglite:test');
+      const outcome = client.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        // The owner exits while this connection is checked out and idle (before the fix, pg
+        // emitted 'error' on a client nobody listened to: the process crashed).
+        await mux.close();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return tx.query('SELECT 2');
+      });
+      await expect(outcome).rejects.toThrow(/Connection terminated|not queryable|ECONNRESET/);
+      await pool.end().catch(() => undefined);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

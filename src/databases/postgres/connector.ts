@@ -123,12 +123,21 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
       throw error;
     }
     let released = false;
+    // While checked out, pg-pool listens no more: a connection lost between two statements (the
+    // owner of a shared `pglite:` directory exiting, a server restart) would be an unhandled 'error'
+    // event, a crash. The statement in flight, or the next one, fails with the connection error.
+    let lost = false;
+    const onError = () => {
+      lost = true;
+    };
+    client.on('error', onError);
     return {
       client,
       release: (broken = false) => {
         if (released) return;
         released = true;
-        client.release(broken);
+        client.removeListener('error', onError);
+        client.release(broken || lost);
         slots.release();
       },
     };

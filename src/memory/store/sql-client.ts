@@ -116,6 +116,13 @@ export function poolSqlClient(pool: pg.Pool, engine: SqlClient['engine'], displa
       // The transaction itself is never repeated (its statements may have run).
       const client = await withRetry(() => pool.connect(), { retryIf: isRefusedOrReset });
       let broken = false;
+      // While checked out, pg-pool listens no more: a connection lost between two statements (the
+      // owner of a shared store exiting) would be an unhandled 'error' event, a crash. The
+      // statement in flight, or the next one, fails with the connection error instead.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({
@@ -132,6 +139,7 @@ export function poolSqlClient(pool: pg.Pool, engine: SqlClient['engine'], displa
         }
         throw error;
       } finally {
+        client.removeListener('error', onError);
         client.release(broken);
       }
     },
