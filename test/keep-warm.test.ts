@@ -5,7 +5,7 @@
  * holder lives), and the holder exits once idle, releasing both. Off by default: nothing outlives
  * the command. Also: a bad setting, a hand-started holder stopped by SIGTERM, a second holder.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -174,6 +174,18 @@ describe('keep-warm: a background holder after ask', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/SQLRECALL_KEEP_WARM/);
     expect(bad.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    // An embedded memory store with no directory is refused (it once meant the working directory).
+    const empty = mkdtempSync(join(dir, 'cwd-'));
+    for (const url of ['pglite:', 'pglite:memory:']) {
+      const noDir = await runSqlrecall(['memory', 'list'], {
+        env: { ...env, MEMORY_DATABASE_URL: url },
+        cwd: empty,
+        timeoutMs: 60_000,
+      });
+      expect(noDir.code, url).toBe(2);
+      expect(noDir.stderr).toMatch(/MEMORY_DATABASE_URL=pglite: names no directory/);
+    }
+    expect(readdirSync(empty)).toEqual([]);
     const idle = await cli(['hold', '--idle', '0']);
     expect(idle.code).toBe(2);
     expect(idle.stderr).toMatch(/--idle must be a whole number of seconds/);

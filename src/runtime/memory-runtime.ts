@@ -10,6 +10,7 @@ import type { Config } from '../config/config.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
+import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
 import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
@@ -40,10 +41,28 @@ export function memoryPoolSize(env: NodeJS.ProcessEnv = process.env): number {
   return value;
 }
 
-/** Store options from the configuration: MEMORY_DATABASE_URL (postgres:// or pglite:DIR), else the home folder. */
+/**
+ * Store options from the configuration: MEMORY_DATABASE_URL (postgres:// or pglite:DIR), else the home folder.
+ * @throws SqlrecallError `config` for `pglite:` without a directory (or `pglite:memory:`): memories
+ *   must outlive the process, and an empty path would have meant the working directory
+ */
 export function memoryStoreOptions(config: Config): MemoryStoreOptions {
   const url = config.memoryDatabaseUrl;
-  if (url && /^pglite:/i.test(url)) return { dataDir: url.replace(/^pglite:/i, '') };
+  if (url && /^pglite:/i.test(url)) {
+    const target = parseDatabaseUrl(url);
+    const dataDir = target.engine === 'pglite' ? target.dataDir : undefined;
+    if (dataDir === undefined)
+      throw new SqlrecallError(
+        'config',
+        'MEMORY_DATABASE_URL=pglite: names no directory: memories must be kept on disk.',
+        {
+          details: {
+            hint: 'Use pglite:DIR (e.g. pglite:./memory), or leave it unset for the store under SQLRECALL_HOME.',
+          },
+        },
+      );
+    return { dataDir };
+  }
   if (url) return { url, maxConnections: memoryPoolSize() };
   return { dataDir: memoryDataDir(config) };
 }
