@@ -9,14 +9,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { processAlive } from '../src/core/process.js';
 import { LOCK_FILE_NAME } from '../src/databases/pglite/sharing.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { type Running, runSqlrecall, startSqlrecall } from './support/cli.js';
-import { messageOf } from './support/memory-fixtures.js';
-import { extractionFor } from './support/memory-pipeline.js';
-import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
+import { startShopModel } from './support/shop-model.js';
 
 /** Polls `probe` every 100 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
@@ -42,16 +40,7 @@ describe('keep-warm: a background holder after ask', () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlrecall-warm-'));
     shopDir = join(dir, 'demo-shop');
     orders = (await createDemoDatabase(shopDir)).counts.orders as number;
-    server = await startScriptedOllama({
-      models: ['qwen2.5-coder:7b', 'all-minilm'],
-      chat: (request): ScriptedReply => {
-        if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
-        if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD', id: null });
-        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
-          return '```sql\nSELECT count(*) AS n FROM orders\n```';
-        return 'Here is the answer.';
-      },
-    });
+    server = await startShopModel();
     env = { SQLRECALL_HOME: join(dir, 'home'), OLLAMA_HOST: server.url, DATABASE_URL: `pglite:${shopDir}` };
   }, 180_000);
 

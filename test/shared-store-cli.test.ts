@@ -8,14 +8,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { CHAT_PROMPT } from '../src/cli/commands/chat.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { LOCK_FILE_NAME } from '../src/memory/store/index.js';
 import { type Running, runSqlrecall, startSqlrecall } from './support/cli.js';
-import { messageOf } from './support/memory-fixtures.js';
-import { extractionFor } from './support/memory-pipeline.js';
-import { type ScriptedOllama, type ScriptedReply, startScriptedOllama } from './support/scripted/server.js';
+import type { ScriptedOllama } from './support/scripted/server.js';
+import { startShopModel } from './support/shop-model.js';
 
 const HIGH = 'orders.total_amount > 10000';
 
@@ -29,16 +27,7 @@ describe('one embedded memory store shared by every process', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlrecall-shared-'));
     orders = (await createDemoDatabase(join(dir, 'demo-shop'))).counts.orders as number;
-    server = await startScriptedOllama({
-      models: ['qwen2.5-coder:7b', 'all-minilm'],
-      chat: (request): ScriptedReply => {
-        if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
-        if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD', id: null });
-        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER))
-          return '```sql\nSELECT count(*) AS n FROM orders\n```';
-        return 'Here is the answer.';
-      },
-    });
+    server = await startShopModel();
     env = {
       SQLRECALL_HOME: join(dir, 'home'),
       OLLAMA_HOST: server.url,
