@@ -54,7 +54,13 @@ export function embeddedDirectories(config: Config): { dir: string; vector: bool
 export function startKeepWarmHolder(io: CliIO, config: Config): number | undefined {
   if (config.keepWarmSeconds <= 0) return undefined;
   const started = new Set(directoriesStartedHere());
-  const wanted = embeddedDirectories(config).filter((d) => started.has(d.dir));
+  if (started.size === 0) return undefined;
+  let wanted: ReturnType<typeof embeddedDirectories>;
+  try {
+    wanted = embeddedDirectories(config).filter((d) => started.has(d.dir));
+  } catch {
+    return undefined; // a configuration error, reported by the command already
+  }
   if (wanted.length === 0) return undefined;
   // Exactly the directories this process started, by path: not through the configuration, whose
   // DATABASE_URL (environment or .env) may name a database this command never opened.
