@@ -30,6 +30,11 @@ export type Setting = readonly [name: string, value: string];
 export interface Party {
   /** Settings applied whenever this party gets the session (after the reset). */
   settings: Setting[];
+  /**
+   * False for a party whose settings are fixed (the owning process states its own and never SETs
+   * a session setting): nothing is saved when it leaves. Default true.
+   */
+  keepsSettings?: boolean;
 }
 
 /** How a {@link Gate} saves, resets and restores the session when the party changes. */
@@ -61,7 +66,7 @@ export class Gate {
     private readonly session?: SessionSwitch,
     ownerSettings: Setting[] = [],
   ) {
-    this.owner = { settings: ownerSettings };
+    this.owner = { settings: ownerSettings, keepsSettings: false };
   }
 
   /** How many times the session was reset for another party: state made before a change is gone. */
@@ -94,8 +99,13 @@ export class Gate {
     }
     if (this.session && this.last !== party) {
       try {
-        if (this.last) this.last.settings = await this.session.save();
+        const leaving = this.last;
         this.last = undefined; // until the reset is done, the session is nobody's
+        if (leaving && leaving.keepsSettings !== false) {
+          // A session the leaving party left unreadable (e.g. an aborted transaction) is reset all
+          // the same: it only loses its own settings, never blocks the others.
+          leaving.settings = await this.session.save().catch(() => leaving.settings);
+        }
         this.switches += 1;
         await this.session.reset(party.settings);
         this.last = party;
@@ -134,22 +144,77 @@ const SAVE_SQL = `SELECT name, setting FROM pg_catalog.pg_settings WHERE source 
 UNION ALL SELECT '@session_user', pg_catalog.session_user()::text
 UNION ALL SELECT '@role', pg_catalog.current_setting('role')`;
 
-/** Applies one setting (positional parameters: name, value). */
-const SET_SQL = 'SELECT pg_catalog.set_config($1, $2, false)';
+/** A simple-protocol Query message. */
+function query(sql: string): Buffer {
+  const body = Buffer.from(`${sql}\0`, 'utf8');
+  const head = Buffer.alloc(5);
+  head.write('Q', 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
 
 /**
- * The {@link SessionSwitch} of a PGlite instance (see the module comment for what it resets).
+ * A string literal whatever `standard_conforming_strings` says: `E'…'` with quotes and
+ * backslashes doubled.
+ */
+function literal(value: string): string {
+  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/** The data rows (as text, null for NULL) and the first error message of a backend response. */
+export function readResponse(response: Uint8Array): { rows: (string | null)[][]; error?: string } {
+  const view = Buffer.from(response.buffer, response.byteOffset, response.byteLength);
+  const rows: (string | null)[][] = [];
+  let error: string | undefined;
+  for (let at = 0; at + 5 <= view.length; ) {
+    const type = view[at];
+    const end = at + 1 + view.readInt32BE(at + 1);
+    if (type === 0x44) {
+      // DataRow: int16 column count, then per column an int32 length (-1: NULL) and the bytes
+      const row: (string | null)[] = [];
+      let p = at + 7;
+      for (let column = view.readInt16BE(at + 5); column > 0; column -= 1) {
+        const length = view.readInt32BE(p);
+        p += 4;
+        row.push(length < 0 ? null : view.toString('utf8', p, p + length));
+        p += Math.max(length, 0);
+      }
+      rows.push(row);
+    } else if (type === 0x45 && error === undefined) {
+      // ErrorResponse: fields of a type byte and a NUL-ended string, ended by a NUL
+      error = 'unknown error';
+      for (let p = at + 5; p < end && view[p] !== 0; ) {
+        const field = view[p];
+        const stop = view.indexOf(0, p + 1);
+        if (field === 0x4d) error = view.toString('utf8', p + 1, stop); // 'M': the message
+        p = stop + 1;
+      }
+    }
+    at = end;
+  }
+  return error === undefined ? { rows } : { rows, error };
+}
+
+/**
+ * The {@link SessionSwitch} of a PGlite instance (see the module comment for what it resets). Each
+ * step is ONE exchange of simple-protocol messages below PGlite's own query layer: a switch costs
+ * about a millisecond or two (bench/session-switch.ts), not the ~2 ms per statement of `db.query`.
  * @throws from `save`/`reset` the database's error (e.g. a client's connection option that names
  *   no setting, or a value it refuses)
  */
 export function pgliteSessionSwitch(db: PGlite): SessionSwitch {
+  const exchange = async (messages: Buffer[]) => {
+    const { rows, error } = readResponse(await db.execProtocolRaw(new Uint8Array(Buffer.concat(messages))));
+    if (error !== undefined) throw new Error(error);
+    return rows;
+  };
   return {
     async save(): Promise<Setting[]> {
-      const rows = (await db.query<{ name: string; setting: string }>(SAVE_SQL)).rows;
       const saved: Setting[] = [];
       let user = SESSION_USER;
       let role = 'none';
-      for (const { name, setting } of rows) {
+      for (const [name, setting] of await exchange([query(SAVE_SQL)])) {
+        if (typeof name !== 'string' || typeof setting !== 'string') continue;
         if (name === '@session_user') user = setting;
         else if (name === '@role') role = setting;
         else saved.push([name, setting]);
@@ -162,10 +227,17 @@ export function pgliteSessionSwitch(db: PGlite): SessionSwitch {
       ];
     },
     async reset(settings: readonly Setting[]): Promise<void> {
-      if (db.isInTransaction()) await db.exec('ROLLBACK');
-      await db.exec('DISCARD ALL');
-      await db.query(SET_SQL, ['session_authorization', SESSION_USER]);
-      for (const [name, value] of settings) await db.query(SET_SQL, [name, value]);
+      // DISCARD ALL refuses to run inside a transaction block, so each is a Query message of its own.
+      await exchange([
+        ...(db.isInTransaction() ? [query('ROLLBACK')] : []),
+        query('DISCARD ALL'),
+        query(`SET SESSION AUTHORIZATION ${SESSION_USER}`),
+      ]);
+      if (settings.length === 0) return;
+      const calls = settings.map(
+        ([name, value]) => `pg_catalog.set_config(${literal(name)}, ${literal(value)}, false)`,
+      );
+      await exchange([query(`SELECT ${calls.join(', ')}`)]);
     },
   };
 }
