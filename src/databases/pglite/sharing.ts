@@ -25,6 +25,7 @@ import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
 import { Gate, pgliteSessionSwitch, type Setting } from './session-gate.js';
 import { pgliteStartParams } from './start-params.js';
+import { seedFromTemplate, templateBlob } from './template.js';
 import { SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
 
 /** Name of the lock file that marks a data directory as owned by a running process. */
@@ -167,17 +168,22 @@ function tryLock(
 
 /**
  * Opens a PGlite on `dir` (undefined: in memory) with a 16MB buffer pool (start-params.ts: −120 MB
- * RSS per instance) and, with `vector`, the pgvector extension. Loads the WASM package on demand,
- * so a process that only talks to another process's socket never loads it.
+ * RSS per instance) and, with `vector`, the pgvector extension. A new database starts from the
+ * installation's initialized cluster instead of running initdb (`template.ts`). Loads the WASM
+ * package on demand, so a process that only talks to another process's socket never loads it.
  */
 export async function openPglite(dir: string | undefined, vector: boolean): Promise<PGlite> {
   const [{ PGlite }, extensions] = await Promise.all([
     import('@electric-sql/pglite'),
     vector ? import('@electric-sql/pglite-pgvector').then((m) => ({ vector: m.vector })) : undefined,
   ]);
+  // On disk, the cluster is copied into the directory (lighter than PGlite's own tarball loading,
+  // which keeps a second copy in WebAssembly memory); in memory, PGlite loads the archive.
+  const loadDataDir = dir === undefined ? templateBlob() : (seedFromTemplate(dir), undefined);
   // Object form (PGlite ignores the options argument when the data dir argument is undefined).
   const db = new PGlite({
     dataDir: dir,
+    ...(loadDataDir ? { loadDataDir } : {}),
     ...(extensions ? { extensions } : {}),
     startParams: pgliteStartParams(PGlite.defaultStartParams),
   });
