@@ -21,6 +21,7 @@ import {
   demoRange,
   generateDemoShop,
 } from './generate.js';
+import { DEMO_MARKER_FILE } from './marker.js';
 
 /**
  * Version of the demo's schema and data. Bump it whenever the generator, catalog or DDL changes:
@@ -28,8 +29,7 @@ import {
  */
 export const DEMO_SCHEMA_VERSION = 3;
 
-/** Name of the marker file written into a finished demo data directory. */
-export const DEMO_MARKER_FILE = 'sqlrecall-demo.json';
+export { DEMO_MARKER_FILE };
 
 /**
  * Number of progress steps reported by {@link createDemoDatabase} after its first report (step 0,
