@@ -43,8 +43,12 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
     bin: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'fresh-only': { type: 'boolean', default: false },
+    'fresh-runs': { type: 'string' },
+    'server-url': { type: 'string' },
   },
 });
+const freshRuns = Number(args['fresh-runs'] ?? (args.quick ? 1 : 3));
 const runs = Number(args.runs ?? (args.quick ? 2 : 5));
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = args.bin ? resolve(args.bin) : join(ROOT, 'bin', 'sqlrecall.js');
@@ -82,7 +86,7 @@ interface Sample {
   maxRssMb: number;
 }
 
-function run(extra: string[], env: Record<string, string>): Promise<Sample> {
+function run(extra: string[], env: Record<string, string>, command = ['ask', '--json']): Promise<Sample> {
   return new Promise((resolvePromise, reject) => {
     firstRequestAt = undefined;
     const started = Date.now();
@@ -93,10 +97,9 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
         preload,
         ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])] : []),
         BIN,
-        'ask',
-        '--json',
+        ...command,
         ...extra,
-        'how many orders?',
+        ...(command[0] === 'ask' ? ['how many orders?'] : []),
       ],
       {
         env: { PATH: process.env.PATH ?? '', HOME: dir, ...env },
@@ -111,7 +114,7 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
     child.on('error', reject);
     child.on('close', (code) => {
       const wallMs = Date.now() - started;
-      if (code !== 0) return reject(new Error(`ask exited ${code}: ${stderr}`));
+      if (code !== 0) return reject(new Error(`${command[0]} exited ${code}: ${stderr}`));
       const kb = Number(/@@maxrss (\d+)/.exec(stderr)?.[1] ?? Number.NaN);
       resolvePromise({
         wallMs,
@@ -142,6 +145,121 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
+
+/**
+ * Fresh-home cases: every run in a new SQLRECALL_HOME (the memory store, or the demo shop, made by
+ * that run), with the installation's initialized cluster (`src/databases/pglite/template.ts`) off
+ * and on, alternated run by run. `ask` questions a server database (`--server-url`, else
+ * TEST_DATABASE_URL; a throw-away database with an `orders` table), as a user's first question
+ * against their own PostgreSQL does; `demo --no-chat` builds the demo shop.
+ */
+async function freshHomeCases(): Promise<{
+  results: Record<string, Sample[]>;
+  failures: Record<string, string>;
+}> {
+  const results: Record<string, Sample[]> = {};
+  const failures: Record<string, string> = {};
+  const serverUrl = args['server-url'] ?? process.env.TEST_DATABASE_URL;
+  let database: string | undefined;
+  let admin: import('pg').Client | undefined;
+  if (serverUrl) {
+    const { default: pg } = await import('pg');
+    admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    const name = `sqlrecall_start_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    database = url.toString();
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    await db.query(
+      'CREATE TABLE orders (id int PRIMARY KEY, total numeric); INSERT INTO orders SELECT g, g FROM generate_series(1, 1000) g',
+    );
+    await db.end();
+  } else log('fresh-home ask: no --server-url or TEST_DATABASE_URL, skipped');
+  const cases: { name: string; command: string[]; env: Record<string, string> }[] = [
+    ...(database ? [{ name: 'ask', command: ['ask', '--json'], env: { DATABASE_URL: database } }] : []),
+    { name: 'demo --no-chat', command: ['demo', '--no-chat', '--yes'], env: {} },
+  ];
+  try {
+    for (const c of cases) {
+      for (let i = 0; i < freshRuns; i += 1) {
+        for (const template of ['off', 'on']) {
+          const name = `${c.name} fresh home (template ${template})`;
+          const home = mkdtempSync(join(dir, 'fresh-'));
+          log(`${name}: run ${i + 1}/${freshRuns}…`);
+          try {
+            const sample = await run(
+              [],
+              {
+                SQLRECALL_HOME: home,
+                OLLAMA_HOST: model.url,
+                SQLRECALL_PGLITE_TEMPLATE: template,
+                ...c.env,
+              },
+              c.command,
+            );
+            results[name] = [...(results[name] ?? []), sample];
+            if (template === 'on' && c.name === 'ask') {
+              // The same question again in the home the first run made: the floor a first run approaches.
+              const second = await run(
+                [],
+                { SQLRECALL_HOME: home, OLLAMA_HOST: model.url, ...c.env },
+                c.command,
+              );
+              results['ask second run (same home)'] = [
+                ...(results['ask second run (same home)'] ?? []),
+                second,
+              ];
+            }
+          } catch (error) {
+            failures[name] = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+          } finally {
+            rmSync(home, { recursive: true, force: true });
+          }
+        }
+      }
+    }
+  } finally {
+    if (admin) {
+      await admin.query(`DROP DATABASE IF EXISTS sqlrecall_start_${process.pid}`).catch(() => undefined);
+      await admin.end();
+    }
+  }
+  return { results, failures };
+}
+
+const fresh = await freshHomeCases();
+if (args['fresh-only']) {
+  const summary = Object.fromEntries(
+    Object.entries(fresh.results).map(([name, samples]) => [
+      name,
+      {
+        wallMsMedian: median(samples.map((s) => s.wallMs)),
+        maxRssMb: Math.max(...samples.map((s) => s.maxRssMb)),
+      },
+    ]),
+  );
+  if (args.json)
+    process.stdout.write(`${JSON.stringify({ freshRuns, summary, failures: fresh.failures }, null, 2)}\n`);
+  else {
+    process.stdout.write(
+      `First run in a fresh SQLRECALL_HOME, scripted model at 0 delay, ${freshRuns} runs per case\n`,
+    );
+    process.stdout.write('case                                      wall p50   peak RSS\n');
+    for (const [name, s] of Object.entries(summary))
+      process.stdout.write(
+        `${name.padEnd(41)} ${String(s.wallMsMedian).padStart(6)} ms   ${s.maxRssMb} MB\n`,
+      );
+    for (const [name, message] of Object.entries(fresh.failures))
+      process.stdout.write(`${name}: failed: ${message}\n`);
+  }
+  await model.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 
 try {
   await createDemoDatabase(join(dir, 'shop'));
