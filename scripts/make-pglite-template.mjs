@@ -39,8 +39,13 @@ try {
   // Written beside, then renamed: an interrupted build never leaves a half archive in place.
   writeFileSync(join(out, 'pgdata.tar.gz.partial'), gzipSync(tar, { level: 9 }));
   renameSync(join(out, 'pgdata.tar.gz.partial'), join(out, 'pgdata.tar.gz'));
-  writeFileSync(manifestFile, `${JSON.stringify({ pglite: version, madeAt: new Date().toISOString() }, null, 2)}\n`);
-  process.stderr.write(`PGlite template cluster made in ${((Date.now() - started) / 1000).toFixed(1)} s (${out})\n`);
+  writeFileSync(
+    manifestFile,
+    `${JSON.stringify({ pglite: version, madeAt: new Date().toISOString() }, null, 2)}\n`,
+  );
+  process.stderr.write(
+    `PGlite template cluster made in ${((Date.now() - started) / 1000).toFixed(1)} s (${out})\n`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

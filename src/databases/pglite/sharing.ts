@@ -179,7 +179,8 @@ export async function openPglite(dir: string | undefined, vector: boolean): Prom
   ]);
   // On disk, the cluster is copied into the directory (lighter than PGlite's own tarball loading,
   // which keeps a second copy in WebAssembly memory); in memory, PGlite loads the archive.
-  const loadDataDir = dir === undefined ? templateBlob() : (seedFromTemplate(dir), undefined);
+  if (dir !== undefined) seedFromTemplate(dir);
+  const loadDataDir = dir === undefined ? templateBlob() : undefined;
   // Object form (PGlite ignores the options argument when the data dir argument is undefined).
   const db = new PGlite({
     dataDir: dir,
