@@ -25,7 +25,7 @@ import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
 import { Gate, pgliteSessionSwitch, type Setting } from './session-gate.js';
 import { pgliteStartParams } from './start-params.js';
-import { seedFromTemplate, templateBlob } from './template.js';
+import { seedFromTemplate, type TemplateName, templateBlob } from './template.js';
 import { SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
 
 /** Name of the lock file that marks a data directory as owned by a running process. */
@@ -172,14 +172,18 @@ function tryLock(
  * installation's initialized cluster instead of running initdb (`template.ts`). Loads the WASM
  * package on demand, so a process that only talks to another process's socket never loads it.
  */
-export async function openPglite(dir: string | undefined, vector: boolean): Promise<PGlite> {
+export async function openPglite(
+  dir: string | undefined,
+  vector: boolean,
+  template: TemplateName = 'pgdata',
+): Promise<PGlite> {
   const [{ PGlite }, extensions] = await Promise.all([
     import('@electric-sql/pglite'),
     vector ? import('@electric-sql/pglite-pgvector').then((m) => ({ vector: m.vector })) : undefined,
   ]);
   // On disk, the cluster is copied into the directory (lighter than PGlite's own tarball loading,
   // which keeps a second copy in WebAssembly memory); in memory, PGlite loads the archive.
-  if (dir !== undefined) seedFromTemplate(dir);
+  if (dir !== undefined) seedFromTemplate(dir, process.env, template);
   const loadDataDir = dir === undefined ? templateBlob() : undefined;
   // Object form (PGlite ignores the options argument when the data dir argument is undefined).
   const db = new PGlite({
@@ -223,13 +227,13 @@ export function directoriesStartedHere(): string[] {
  */
 async function openOwner(
   dir: string,
-  options: { vector?: boolean; settings?: Setting[] },
+  options: { vector?: boolean; settings?: Setting[]; template?: TemplateName },
   runDir: string | undefined,
   release: () => void,
 ): Promise<Owner> {
   let db: PGlite | undefined;
   try {
-    db = await openPglite(dir, options.vector ?? false);
+    db = await openPglite(dir, options.vector ?? false, options.template);
     // Every turn of this process on the session starts clean, with its own settings (session-gate.ts).
     const gate = new Gate(pgliteSessionSwitch(db), options.settings);
     const mux = runDir ? await startWireMux(db, gate, runDir) : undefined;
@@ -294,6 +298,8 @@ export interface AcquireOptions<C> {
    * another client did (`session-gate.ts`). Default none: the database's own defaults.
    */
   settings?: Setting[];
+  /** The installation's cluster a new directory starts from (`template.ts`); default `pgdata`. */
+  template?: TemplateName;
   /** Longest wait for a directory that is locked but does not answer; default {@link SHARED_PGLITE_WAIT_MS}. */
   waitMs?: number;
   /**

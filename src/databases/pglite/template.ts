@@ -6,8 +6,8 @@
  *
  * The cluster is made once per installation by `scripts/make-pglite-template.mjs` (part of `npm run
  * build`, so of `npm install` from a clone and of `npm pack`): PGlite's initdb into a directory,
- * dumped as a gzipped ustar archive `dist/pglite-template/pgdata.tar.gz` with `manifest.json`
- * naming the PGlite version that made it. It is used only when that version is the one installed;
+ * dumped as gzipped ustar archives in `dist/pglite-template/` ({@link TemplateName}) with
+ * `manifest.json` naming the PGlite version that made them. It is used only when that version is the one installed;
  * otherwise, or without the archive (running from a checkout that was never built), or with
  * `SQLRECALL_PGLITE_TEMPLATE=off`, PGlite runs initdb as before.
  */
@@ -19,9 +19,15 @@ import { gunzipSync } from 'node:zlib';
 
 /** Folder of the template inside the package, beside the compiled code. */
 export const TEMPLATE_DIR = join('dist', 'pglite-template');
-/** The archive and its manifest inside {@link TEMPLATE_DIR}. */
-export const TEMPLATE_ARCHIVE = 'pgdata.tar.gz';
+/** The manifest inside {@link TEMPLATE_DIR}; each template is `<name>.tar.gz` beside it. */
 export const TEMPLATE_MANIFEST = 'manifest.json';
+
+/**
+ * The templates the build makes: `pgdata`, the pristine cluster (a new `pglite:` database, the demo
+ * shop); `memory-store`, the same with pgvector and the memory store's migrations applied (its
+ * first open then only checks them).
+ */
+export type TemplateName = 'pgdata' | 'memory-store';
 /** Environment variable that turns the template off (`off`), e.g. to measure the first run without it. */
 export const TEMPLATE_SWITCH_ENV = 'SQLRECALL_PGLITE_TEMPLATE';
 
@@ -47,7 +53,10 @@ function installedPgliteVersion(): string | undefined {
  * comment). Looked for in `dist/pglite-template` of the package this module belongs to: compiled
  * (`dist/databases/pglite`), bundled (`dist/bundle`) or run from `src/` in a built checkout.
  */
-export function templateArchive(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function templateArchive(
+  env: NodeJS.ProcessEnv = process.env,
+  name: TemplateName = 'pgdata',
+): string | undefined {
   if (env[TEMPLATE_SWITCH_ENV]?.trim().toLowerCase() === 'off') return undefined;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 5; depth += 1, dir = dirname(dir)) {
@@ -55,7 +64,7 @@ export function templateArchive(env: NodeJS.ProcessEnv = process.env): string | 
     if (!existsSync(manifest)) continue;
     try {
       const { pglite } = JSON.parse(readFileSync(manifest, 'utf8')) as { pglite?: string };
-      const archive = join(dir, TEMPLATE_DIR, TEMPLATE_ARCHIVE);
+      const archive = join(dir, TEMPLATE_DIR, `${name}.tar.gz`);
       return pglite !== undefined && pglite === installedPgliteVersion() && existsSync(archive)
         ? archive
         : undefined;
@@ -123,9 +132,13 @@ export function readUstar(archive: Buffer): Entry[] {
  *   cluster already (then PGlite opens it, or runs initdb, as before)
  * @throws the file system's error when `dir` cannot be written
  */
-export function seedFromTemplate(dir: string, env: NodeJS.ProcessEnv = process.env): boolean {
+export function seedFromTemplate(
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  name: TemplateName = 'pgdata',
+): boolean {
   if (existsSync(join(dir, 'PG_VERSION'))) return false;
-  const archive = templateArchive(env);
+  const archive = templateArchive(env, name);
   if (!archive) return false;
   let entries: Entry[];
   try {

@@ -113,6 +113,7 @@ export function createSharedPgliteClient(
     const shared = await acquireSharedPglite(dir, {
       vector: true,
       settings: STORE_SESSION_SETTINGS,
+      template: 'memory-store', // a new store starts migrated (`template.ts`)
       waitMs: options.waitMs,
       connect: async (runDir) => {
         const pool = new (loadPg().Pool)({
