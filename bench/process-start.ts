@@ -3,6 +3,12 @@
  * with the scripted model server at zero delay standing in for Ollama.
  *
  *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json] [--bin PATH] [--cpu-prof DIR]
+ *     [--fresh-runs 3] [--fresh-only] [--server-url postgres://…]
+ *
+ * First, the fresh-home cases (`freshHomeCases` below): the first `ask` (against a server database,
+ * `--server-url` or TEST_DATABASE_URL) and `demo --no-chat` in a new SQLRECALL_HOME, with the
+ * installation's initialized cluster off (initdb: the behaviour before) and on, alternated run by
+ * run (`--fresh-runs`, 1 with `--quick`); `--fresh-only` stops after them. docs/perf/first-run.md.
  *
  * `--bin`: the CLI to start (default `bin/sqlrecall.js` of this checkout), e.g. an older build's, to
  * compare builds by running this script once per build back to back. `--cpu-prof DIR`: every `ask`
@@ -43,8 +49,12 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
     bin: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'fresh-only': { type: 'boolean', default: false },
+    'fresh-runs': { type: 'string' },
+    'server-url': { type: 'string' },
   },
 });
+const freshRuns = Number(args['fresh-runs'] ?? (args.quick ? 1 : 3));
 const runs = Number(args.runs ?? (args.quick ? 2 : 5));
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = args.bin ? resolve(args.bin) : join(ROOT, 'bin', 'sqlrecall.js');
@@ -82,7 +92,7 @@ interface Sample {
   maxRssMb: number;
 }
 
-function run(extra: string[], env: Record<string, string>): Promise<Sample> {
+function run(extra: string[], env: Record<string, string>, command = ['ask', '--json']): Promise<Sample> {
   return new Promise((resolvePromise, reject) => {
     firstRequestAt = undefined;
     const started = Date.now();
@@ -93,10 +103,9 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
         preload,
         ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])] : []),
         BIN,
-        'ask',
-        '--json',
+        ...command,
         ...extra,
-        'how many orders?',
+        ...(command[0] === 'ask' ? ['how many orders?'] : []),
       ],
       {
         env: { PATH: process.env.PATH ?? '', HOME: dir, ...env },
@@ -111,7 +120,7 @@ function run(extra: string[], env: Record<string, string>): Promise<Sample> {
     child.on('error', reject);
     child.on('close', (code) => {
       const wallMs = Date.now() - started;
-      if (code !== 0) return reject(new Error(`ask exited ${code}: ${stderr}`));
+      if (code !== 0) return reject(new Error(`${command[0]} exited ${code}: ${stderr}`));
       const kb = Number(/@@maxrss (\d+)/.exec(stderr)?.[1] ?? Number.NaN);
       resolvePromise({
         wallMs,
@@ -142,6 +151,123 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
+
+/**
+ * Fresh-home cases: every run in a new SQLRECALL_HOME (the memory store, or the demo shop, made by
+ * that run), with the installation's initialized cluster (`src/databases/pglite/template.ts`) off
+ * and on, alternated run by run. `ask` questions a server database (`--server-url`, else
+ * TEST_DATABASE_URL; a throw-away database with an `orders` table), as a user's first question
+ * against their own PostgreSQL does; `demo --no-chat` builds the demo shop.
+ */
+async function freshHomeCases(): Promise<{
+  results: Record<string, Sample[]>;
+  failures: Record<string, string>;
+}> {
+  const results: Record<string, Sample[]> = {};
+  const failures: Record<string, string> = {};
+  const serverUrl = args['server-url'] ?? process.env.TEST_DATABASE_URL;
+  let database: string | undefined;
+  let admin: import('pg').Client | undefined;
+  if (serverUrl) {
+    const { default: pg } = await import('pg');
+    admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    const name = `sqlrecall_start_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    database = url.toString();
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    await db.query(
+      'CREATE TABLE orders (id int PRIMARY KEY, total numeric); INSERT INTO orders SELECT g, g FROM generate_series(1, 1000) g',
+    );
+    await db.end();
+  } else log('fresh-home ask: no --server-url or TEST_DATABASE_URL, skipped');
+  const cases: { name: string; command: string[]; env: Record<string, string> }[] = [
+    ...(database ? [{ name: 'ask', command: ['ask', '--json'], env: { DATABASE_URL: database } }] : []),
+    { name: 'demo --no-chat', command: ['demo', '--no-chat', '--yes'], env: {} },
+  ];
+  try {
+    for (const c of cases) {
+      for (let i = 0; i < freshRuns; i += 1) {
+        for (const template of ['off', 'on']) {
+          const name = `${c.name} fresh home (template ${template})`;
+          const home = mkdtempSync(join(dir, 'fresh-'));
+          log(`${name}: run ${i + 1}/${freshRuns}…`);
+          try {
+            const sample = await run(
+              [],
+              {
+                SQLRECALL_HOME: home,
+                OLLAMA_HOST: model.url,
+                SQLRECALL_PGLITE_TEMPLATE: template,
+                ...c.env,
+              },
+              c.command,
+            );
+            results[name] = [...(results[name] ?? []), sample];
+            if (template === 'on' && c.name === 'ask') {
+              // The same question again in the home the first run made: the floor a first run approaches.
+              const second = await run(
+                [],
+                { SQLRECALL_HOME: home, OLLAMA_HOST: model.url, ...c.env },
+                c.command,
+              );
+              results['ask second run (same home)'] = [
+                ...(results['ask second run (same home)'] ?? []),
+                second,
+              ];
+            }
+          } catch (error) {
+            failures[name] = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+          } finally {
+            rmSync(home, { recursive: true, force: true });
+          }
+        }
+      }
+    }
+  } finally {
+    if (admin) {
+      await admin.query(`DROP DATABASE IF EXISTS sqlrecall_start_${process.pid}`).catch(() => undefined);
+      await admin.end();
+    }
+  }
+  return { results, failures };
+}
+
+const fresh = await freshHomeCases();
+const freshSummary = Object.fromEntries(
+  Object.entries(fresh.results).map(([name, samples]) => [
+    name,
+    {
+      wallMsMedian: median(samples.map((s) => s.wallMs)),
+      maxRssMb: Math.max(...samples.map((s) => s.maxRssMb)),
+    },
+  ]),
+);
+/** The fresh-home table (targets: first ask ≤ 2.5 s and ≤ 300 MB; demo --no-chat ≤ 6 s and ≤ 400 MB). */
+function printFresh(): void {
+  process.stdout.write(
+    `First run in a fresh SQLRECALL_HOME, scripted model at 0 delay, ${freshRuns} runs per case (template off = initdb, before)\n`,
+  );
+  process.stdout.write('case                                      wall p50   peak RSS\n');
+  for (const [name, s] of Object.entries(freshSummary))
+    process.stdout.write(`${name.padEnd(41)} ${String(s.wallMsMedian).padStart(6)} ms   ${s.maxRssMb} MB\n`);
+  for (const [name, message] of Object.entries(fresh.failures))
+    process.stdout.write(`${name}: failed: ${message}\n`);
+}
+if (args['fresh-only']) {
+  if (args.json)
+    process.stdout.write(
+      `${JSON.stringify({ freshRuns, summary: freshSummary, failures: fresh.failures }, null, 2)}\n`,
+    );
+  else printFresh();
+  await model.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 
 try {
   await createDemoDatabase(join(dir, 'shop'));
@@ -215,7 +341,7 @@ try {
     ) / 100;
   if (args.json) {
     process.stdout.write(
-      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)', 'off'), ratioSocket: ratio('on (socket)', 'off (socket)'), ratioKeepWarm: ratio('on (keep-warm)', 'off (keep-warm)') }, null, 2)}\n`,
+      `${JSON.stringify({ runs, summary, failures, ratioOwner: ratio('on (owner)', 'off'), ratioSocket: ratio('on (socket)', 'off (socket)'), ratioKeepWarm: ratio('on (keep-warm)', 'off (keep-warm)'), fresh: { runs: freshRuns, summary: freshSummary, failures: fresh.failures } }, null, 2)}\n`,
     );
   } else {
     process.stdout.write(
@@ -232,6 +358,7 @@ try {
     process.stdout.write(
       `memory on ÷ off (wall): alone ${ratio('on (owner)', 'off')}×, beside a chat ${ratio('on (socket)', 'off (socket)')}×, with keep-warm ${ratio('on (keep-warm)', 'off (keep-warm)')}× (target ≤ 1.3×)\n`,
     );
+    printFresh();
   }
 } finally {
   await model.close();

@@ -2,16 +2,19 @@
  * Runs once before the test files:
  * - builds dist/ (tsc, then the bundle `bin/sqlrecall.js` runs) when it is missing or older than
  *   src/, so subprocess tests run the current code;
- * - runs PGlite's initdb once into a template cluster (directory + tarball) that the test helpers
- *   of test/support/pglite-template.ts copy instead of running initdb for every new database;
+ * - makes a template cluster (directory + tarball) that the test helpers of
+ *   test/support/pglite-template.ts copy instead of running initdb for every new database: from the
+ *   build's initialized cluster (dist/pglite-template, made when missing), else by initdb here;
  * - in CI (`CI=true`) the server PostgreSQL named by TEST_DATABASE_URL must be reachable: a silent
  *   skip would hide a broken setup.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import pg from 'pg';
+import { seedFromTemplate, templateArchive } from '../src/databases/pglite/template.js';
 import { TEMPLATE_DATA, TEMPLATE_ENV, TEMPLATE_TAR } from './support/pglite-template.js';
 
 function newestMtime(dir: string): number {
@@ -42,6 +45,12 @@ function ensureBuilt(): void {
   execFileSync(process.execPath, [join('scripts', 'bundle.mjs')], { stdio: 'inherit' });
 }
 
+/** The build's initialized cluster (`npm run build` makes it; made here when missing). */
+function ensureShippedTemplate(): void {
+  if (templateArchive()) return;
+  execFileSync(process.execPath, [join('scripts', 'make-pglite-template.mjs')], { stdio: 'inherit' });
+}
+
 /**
  * Creates the pristine PGlite cluster once (initdb) and publishes it to the test workers through
  * the environment (forks inherit it). Returns the teardown that removes it.
@@ -50,9 +59,15 @@ function createPgliteTemplate(): () => void {
   // `SQLRECALL_TEST_PGLITE_TEMPLATE=off`: every new database runs initdb (for timing comparisons).
   if (process.env[TEMPLATE_ENV] === 'off') return () => {};
   const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-pglite-template-'));
-  execFileSync(process.execPath, [join('test', 'support', 'make-pglite-template.mjs'), dir], {
-    stdio: 'inherit',
-  });
+  // The build's cluster when there is one (no second initdb), else initdb here.
+  const shipped = templateArchive();
+  if (shipped && seedFromTemplate(join(dir, TEMPLATE_DATA))) {
+    writeFileSync(join(dir, TEMPLATE_TAR), gunzipSync(readFileSync(shipped)));
+  } else {
+    execFileSync(process.execPath, [join('test', 'support', 'make-pglite-template.mjs'), dir], {
+      stdio: 'inherit',
+    });
+  }
   if (!existsSync(join(dir, TEMPLATE_DATA, 'PG_VERSION')) || !existsSync(join(dir, TEMPLATE_TAR)))
     throw new Error(`the PGlite template was not created in ${dir}`);
   process.env[TEMPLATE_ENV] = dir;
@@ -61,6 +76,7 @@ function createPgliteTemplate(): () => void {
 
 export default async function setup(): Promise<() => void> {
   ensureBuilt();
+  ensureShippedTemplate();
   const teardown = createPgliteTemplate();
   try {
     await checkServer();

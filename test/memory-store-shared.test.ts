@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Gate, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
+import { Gate, pgliteSessionSwitch, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
 import { poolSqlClient } from '../src/memory/store/sql-client.js';
 import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
@@ -29,7 +29,7 @@ describe('wire multiplexer over one PGlite', () => {
     db = new PGlite(inMemoryPgliteOptions());
     await db.waitReady;
     await db.query('CREATE TABLE t (v int)');
-    mux = await startWireMux(db, new Gate(), join(dir, 'run'));
+    mux = await startWireMux(db, new Gate(pgliteSessionSwitch(db)), join(dir, 'run'));
   }, 120_000);
   afterAll(async () => {
     await mux?.close();
@@ -76,7 +76,7 @@ describe('a socket client whose owner goes away', () => {
     const db = new PGlite(inMemoryPgliteOptions());
     try {
       await db.waitReady;
-      const mux = await startWireMux(db, new Gate(), join(dir, 'run'));
+      const mux = await startWireMux(db, new Gate(pgliteSessionSwitch(db)), join(dir, 'run'));
       const pool = new pg.Pool({ host: join(dir, 'run'), user: 'postgres', database: 'postgres', max: 1 });
       const client = poolSqlClient(pool, 'pglite', 'pglite:test');
       const outcome = client.transaction(async (tx) => {

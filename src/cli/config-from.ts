@@ -4,11 +4,27 @@
  * schema (issue 15: process start).
  */
 import { type Config, loadConfig } from '../config/config.js';
+import { withDemoDefault } from '../runtime/demo-default.js';
 import type { CliIO } from './io.js';
 import type { GlobalOptions } from './program.js';
 
+/** Options of {@link configFrom}. */
+export interface ConfigFromOptions {
+  /**
+   * A command that questions a database (ask, sql, chat, schema, serve, mcp, doctor, hold): with no
+   * database configured, use the demo shop when it exists, saying so in one line on stderr
+   * (`runtime/demo-default.ts`). Default false.
+   */
+  demoDefault?: boolean;
+}
+
 /** Reads the configuration with the command line's flags applied. */
-export function configFrom(io: CliIO, opts: GlobalOptions): Config {
+export function configFrom(io: CliIO, opts: GlobalOptions, options: ConfigFromOptions = {}): Config {
+  const config = readConfig(io, opts);
+  return options.demoDefault ? withDemoDefault(config, (line) => io.stderr.write(`${line}\n`)) : config;
+}
+
+function readConfig(io: CliIO, opts: GlobalOptions): Config {
   return loadConfig({
     env: io.env,
     cwd: io.cwd,

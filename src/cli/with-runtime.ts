@@ -24,6 +24,11 @@ export interface WithRuntimeOptions {
    * a background `sqlrecall hold` when `SQLRECALL_KEEP_WARM` is above 0 (`keep-warm.ts`). Default false.
    */
   keepWarm?: boolean;
+  /**
+   * With no database configured, use the demo shop when it exists (`configFrom`); default true (the
+   * commands built on this question a database; `memory` opts out).
+   */
+  demoDefault?: boolean;
 }
 
 /**
@@ -40,7 +45,7 @@ export async function withRuntime(
   let runtime: Runtime | undefined;
   let config: Config | undefined;
   try {
-    config = configFrom(io, opts);
+    config = configFrom(io, opts, { demoDefault: options.demoDefault ?? true });
     runtime = new Runtime(config, options.warn ? { warn: options.warn } : {});
     return await body(runtime, config);
   } catch (error) {

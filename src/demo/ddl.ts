@@ -62,7 +62,7 @@ COMMENT ON COLUMN products.name IS 'Product name including brand, unique';
 COMMENT ON COLUMN products.category IS 'Product category (e.g. Electronics, Books, Grocery)';
 COMMENT ON COLUMN products.price IS 'Current list price per unit, in the shop currency';
 
-COMMENT ON TABLE orders IS 'Customer orders placed between 2024-01-01 and 2025-12-31, one row per order';
+COMMENT ON TABLE orders IS 'Customer orders, one row per order';
 COMMENT ON COLUMN orders.id IS 'Order identifier (increases with order_date)';
 COMMENT ON COLUMN orders.customer_id IS 'Customer who placed the order (customers.id)';
 COMMENT ON COLUMN orders.order_date IS 'Date the order was placed';
@@ -91,3 +91,24 @@ SELECT setval(pg_get_serial_sequence('customers', 'id'), (SELECT max(id) FROM cu
 SELECT setval(pg_get_serial_sequence('products', 'id'), (SELECT max(id) FROM products));
 SELECT setval(pg_get_serial_sequence('orders', 'id'), (SELECT max(id) FROM orders));
 `;
+
+/**
+ * Sets the comments that name dates (the orders table's and the database's) from the loaded rows:
+ * the first and last `order_date`, never a constant (the rows follow the creation day). Run after
+ * loading, in the loading transaction.
+ */
+export function describeDemoDatesSql(version: number): string {
+  return `
+DO $$
+DECLARE
+  first_day text;
+  last_day text;
+BEGIN
+  SELECT to_char(min(order_date), 'YYYY-MM-DD'), to_char(max(order_date), 'YYYY-MM-DD') INTO first_day, last_day FROM orders;
+  EXECUTE format('COMMENT ON TABLE orders IS %L',
+    format('Customer orders placed from %s to %s, one row per order', first_day, last_day));
+  EXECUTE format('COMMENT ON DATABASE %I IS %L', current_database(),
+    format('sqlrecall demo shop (version ${Number(version)}): customers, products, orders and order items, orders from %s to %s', first_day, last_day));
+END $$;
+`;
+}

@@ -227,17 +227,38 @@ const LINE_COUNTS = [1, 2, 3, 4, 5, 6];
 const RETAIL_LINE_WEIGHTS = [38, 27, 16, 10, 6, 3];
 const WHOLESALE_LINE_WEIGHTS = [20, 25, 22, 15, 10, 8];
 
+/** Orders generated (and loaded) per batch: 2,000, so at most that many orders and their items are held at once. */
+export const DEMO_BATCH_ORDERS = 2000;
+
+/** Number of order batches {@link generateDemoShop} yields: 12. */
+export const DEMO_ORDER_BATCHES = Math.ceil(DEMO_ORDER_COUNT / DEMO_BATCH_ORDERS);
+
+/** A batch of orders (ascending ids) with their items. */
+export interface DemoOrderBatch {
+  orders: DemoOrder[];
+  orderItems: DemoOrderItem[];
+}
+
+/** The demo shop as {@link generateDemoShop} produces it: the small tables, then the orders batch by batch. */
+export interface DemoShop {
+  customers: DemoCustomer[];
+  products: DemoProduct[];
+  /** {@link DEMO_ORDER_BATCHES} batches; iterate once, in order (they share the generator's random state). */
+  orderBatches: Iterable<DemoOrderBatch>;
+}
+
 /**
- * Generates the whole demo shop. Pure: no I/O, no clock, no Math.random; the same seed always
- * yields identical rows.
+ * Generates the demo shop: customers and products at once, the orders (with their items) in
+ * batches of {@link DEMO_BATCH_ORDERS}, so a loader holds one batch at a time. Pure: no I/O, no
+ * clock, no Math.random; the same seed and range always yield identical rows, however they are batched.
  * @param seed PRNG seed; default {@link DEFAULT_DEMO_SEED}.
  * @param range Order dates; default the reference range {@link DEMO_FIRST_DAY} … {@link DEMO_LAST_DAY}
  *   (the demo database passes {@link demoRange} of its creation day).
  */
-export function generateDemoData(
+export function generateDemoShop(
   seed: number = DEFAULT_DEMO_SEED,
   range: DemoRange = { firstDay: DEMO_FIRST_DAY, lastDay: DEMO_LAST_DAY },
-): DemoData {
+): DemoShop {
   const random = createRandom(seed);
   const customers = generateCustomers(random);
   const products = generateProducts(random);
@@ -274,55 +295,67 @@ export function generateDemoData(
     if (c.segment === 'wholesale') favourites.set(c.id, random.shuffle(categoryIndexes).slice(0, 2));
   }
 
-  const orders: DemoOrder[] = [];
-  const orderItems: DemoOrderItem[] = [];
-  days.forEach((day, index) => {
-    const orderId = index + 1;
-    const customer = customers[sampleCustomer(random)] as DemoCustomer;
-    const wholesale = customer.segment === 'wholesale';
-    const month = Number(isoDay(range.firstDay, day).slice(5, 7));
-    const dayOfMonth = Number(isoDay(range.firstDay, day).slice(8, 10));
-    const saleDay = month === 11 && dayOfMonth >= 20;
-    const lineCount = random.weighted(LINE_COUNTS, wholesale ? WHOLESALE_LINE_WEIGHTS : RETAIL_LINE_WEIGHTS);
-    const seen = new Set<number>();
-    const lines: DemoOrderItem[] = [];
-    let totalCents = 0;
-    for (let line = 0; line < lineCount; line += 1) {
-      const fav = favourites.get(customer.id);
-      const categoryIndex =
-        fav && random.chance(0.7) ? random.pick(fav) : random.weighted(categoryIndexes, categoryWeights);
-      const list = byCategory[categoryIndex] as ProductInternal[];
-      const product = list[
-        (productSamplers[categoryIndex] as (r: Random) => number)(random)
-      ] as ProductInternal;
-      if (seen.has(product.id)) continue; // (order_id, product_id) is the primary key
-      seen.add(product.id);
-      let quantity: number;
-      let discountPercent = 0;
-      if (wholesale) {
-        quantity = random.weighted(WHOLESALE_QUANTITIES, WHOLESALE_QUANTITY_WEIGHTS);
-        if (product.priceCents > 100_000) quantity = Math.max(2, Math.round(quantity / 5));
-        discountPercent = quantity >= 20 ? 12 : quantity >= 10 ? 8 : 5;
-      } else {
-        quantity = random.weighted(RETAIL_QUANTITIES, RETAIL_QUANTITY_WEIGHTS);
-        if (product.priceCents > 50_000) quantity = 1;
-        if (saleDay && random.chance(0.5)) discountPercent = 15;
+  function* orderBatches(): Generator<DemoOrderBatch> {
+    let orders: DemoOrder[] = [];
+    let orderItems: DemoOrderItem[] = [];
+    for (let index = 0; index < days.length; index += 1) {
+      const day = days[index] as number;
+      const orderId = index + 1;
+      const customer = customers[sampleCustomer(random)] as DemoCustomer;
+      const wholesale = customer.segment === 'wholesale';
+      const month = Number(isoDay(range.firstDay, day).slice(5, 7));
+      const dayOfMonth = Number(isoDay(range.firstDay, day).slice(8, 10));
+      const saleDay = month === 11 && dayOfMonth >= 20;
+      const lineCount = random.weighted(
+        LINE_COUNTS,
+        wholesale ? WHOLESALE_LINE_WEIGHTS : RETAIL_LINE_WEIGHTS,
+      );
+      const seen = new Set<number>();
+      const lines: DemoOrderItem[] = [];
+      let totalCents = 0;
+      for (let line = 0; line < lineCount; line += 1) {
+        const fav = favourites.get(customer.id);
+        const categoryIndex =
+          fav && random.chance(0.7) ? random.pick(fav) : random.weighted(categoryIndexes, categoryWeights);
+        const list = byCategory[categoryIndex] as ProductInternal[];
+        const product = list[
+          (productSamplers[categoryIndex] as (r: Random) => number)(random)
+        ] as ProductInternal;
+        if (seen.has(product.id)) continue; // (order_id, product_id) is the primary key
+        seen.add(product.id);
+        let quantity: number;
+        let discountPercent = 0;
+        if (wholesale) {
+          quantity = random.weighted(WHOLESALE_QUANTITIES, WHOLESALE_QUANTITY_WEIGHTS);
+          if (product.priceCents > 100_000) quantity = Math.max(2, Math.round(quantity / 5));
+          discountPercent = quantity >= 20 ? 12 : quantity >= 10 ? 8 : 5;
+        } else {
+          quantity = random.weighted(RETAIL_QUANTITIES, RETAIL_QUANTITY_WEIGHTS);
+          if (product.priceCents > 50_000) quantity = 1;
+          if (saleDay && random.chance(0.5)) discountPercent = 15;
+        }
+        const unitCents = Math.round((product.priceCents * (100 - discountPercent)) / 100);
+        totalCents += unitCents * quantity;
+        lines.push({ orderId, productId: product.id, quantity, unitPrice: centsToDecimal(unitCents) });
       }
-      const unitCents = Math.round((product.priceCents * (100 - discountPercent)) / 100);
-      totalCents += unitCents * quantity;
-      lines.push({ orderId, productId: product.id, quantity, unitPrice: centsToDecimal(unitCents) });
+      lines.sort((a, b) => a.productId - b.productId);
+      orderItems.push(...lines);
+      orders.push({
+        id: orderId,
+        customerId: customer.id,
+        orderDate: isoDay(range.firstDay, day),
+        status: pickStatus(random, dayCount - 1 - day),
+        paymentMethod: pickPayment(random, customer),
+        totalAmount: centsToDecimal(totalCents),
+      });
+      if (orders.length === DEMO_BATCH_ORDERS) {
+        yield { orders, orderItems };
+        orders = [];
+        orderItems = [];
+      }
     }
-    lines.sort((a, b) => a.productId - b.productId);
-    orderItems.push(...lines);
-    orders.push({
-      id: orderId,
-      customerId: customer.id,
-      orderDate: isoDay(range.firstDay, day),
-      status: pickStatus(random, dayCount - 1 - day),
-      paymentMethod: pickPayment(random, customer),
-      totalAmount: centsToDecimal(totalCents),
-    });
-  });
+    if (orders.length > 0) yield { orders, orderItems };
+  }
 
   const publicProducts: DemoProduct[] = products.map(({ id, name, category, price }) => ({
     id,
@@ -330,5 +363,23 @@ export function generateDemoData(
     category,
     price,
   }));
-  return { customers, products: publicProducts, orders, orderItems };
+  return { customers, products: publicProducts, orderBatches: orderBatches() };
+}
+
+/**
+ * Generates the whole demo shop at once ({@link generateDemoShop}'s batches joined): for tests and
+ * fixtures; the demo database is loaded batch by batch.
+ */
+export function generateDemoData(
+  seed: number = DEFAULT_DEMO_SEED,
+  range: DemoRange = { firstDay: DEMO_FIRST_DAY, lastDay: DEMO_LAST_DAY },
+): DemoData {
+  const shop = generateDemoShop(seed, range);
+  const orders: DemoOrder[] = [];
+  const orderItems: DemoOrderItem[] = [];
+  for (const batch of shop.orderBatches) {
+    orders.push(...batch.orders);
+    orderItems.push(...batch.orderItems);
+  }
+  return { customers: shop.customers, products: shop.products, orders, orderItems };
 }

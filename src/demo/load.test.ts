@@ -4,7 +4,7 @@
  * replaces the old demo. Queries then check the database itself.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSqlrecallError } from '../core/errors.js';
+import { DEMO_ORDER_BATCHES } from './generate.js';
 import {
   type CreateDemoResult,
   createDemoDatabase,
@@ -26,6 +27,8 @@ let killed: { pid: number; leftovers: string[]; targetAfterKill: string[] };
 let result: CreateDemoResult;
 let buildMs: number;
 const progress: [number, number, string][] = [];
+/** Whether the build directory held a cluster yet when the first progress report came. */
+let clusterAtFirstReport: boolean | undefined;
 let db: PGlite;
 
 /** Starts a build in a child process and SIGKILLs it once it reports having loaded customers. */
@@ -64,7 +67,15 @@ beforeAll(async () => {
   killed = { pid, leftovers: await readdir(home), targetAfterKill: (await readdir(target)).sort() };
 
   const started = performance.now();
-  result = await createDemoDatabase(target, { onProgress: (d, t, l) => progress.push([d, t, l]) });
+  result = await createDemoDatabase(target, {
+    onProgress: (d, t, l) => {
+      if (progress.length === 0)
+        clusterAtFirstReport = readdirSync(home)
+          .filter((name) => name.startsWith(`.demo.building-${process.pid}-`))
+          .some((name) => existsSync(join(home, name, 'PG_VERSION')));
+      progress.push([d, t, l]);
+    },
+  });
   buildMs = performance.now() - started;
   process.stderr.write(`demo build took ${Math.round(buildMs)} ms: ${JSON.stringify(result.counts)}\n`);
   db = new PGlite(target);
@@ -127,12 +138,25 @@ describe('createDemoDatabase: interrupted and replaced builds', () => {
     ).toContain(`${result.range!.firstDay} to ${yesterday}`);
   });
 
-  it('reported every progress step in order', () => {
+  it('reported every progress step in order, the first before any slow work', () => {
     expect(progress.map(([done]) => done)).toEqual(
-      Array.from({ length: DEMO_PROGRESS_STEPS }, (_, i) => i + 1),
+      Array.from({ length: DEMO_PROGRESS_STEPS + 1 }, (_, i) => i),
     );
     expect(new Set(progress.map(([, total]) => total))).toEqual(new Set([DEMO_PROGRESS_STEPS]));
-    expect(progress.map(([, , label]) => label)).toContain('order_items');
+    expect(progress[0]?.[2]).toBe('start');
+    expect(clusterAtFirstReport).toBe(false); // reported before the database files were made
+    // The orders are loaded (and reported) batch by batch.
+    expect(progress.map(([, , label]) => label)).toContain(
+      `orders ${DEMO_ORDER_BATCHES}/${DEMO_ORDER_BATCHES}`,
+    );
+  });
+
+  it('describes the dates of its real rows in the orders comment, not constants', async () => {
+    const first = String(await scalar("SELECT to_char(min(order_date), 'YYYY-MM-DD') FROM orders"));
+    const last = String(await scalar("SELECT to_char(max(order_date), 'YYYY-MM-DD') FROM orders"));
+    const comment = String(await scalar("SELECT obj_description('orders'::regclass, 'pg_class')"));
+    expect(comment).toContain(`from ${first} to ${last}`);
+    expect(comment).not.toMatch(/2024-01-01|2025-12-31/);
   });
 });
 

@@ -7,24 +7,36 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../core/errors.js';
 import { processAlive } from '../core/process.js';
+import { openPglite } from '../databases/pglite/sharing.js';
 import { toCopyText } from './copy-text.js';
-import { DEMO_CONSTRAINTS_SQL, DEMO_TABLES_SQL } from './ddl.js';
-import { DEFAULT_DEMO_SEED, type DemoData, type DemoRange, demoRange, generateDemoData } from './generate.js';
+import { DEMO_CONSTRAINTS_SQL, DEMO_TABLES_SQL, describeDemoDatesSql } from './ddl.js';
+import {
+  DEFAULT_DEMO_SEED,
+  DEMO_ORDER_BATCHES,
+  type DemoRange,
+  type DemoShop,
+  demoRange,
+  generateDemoShop,
+} from './generate.js';
+import { DEMO_MARKER_FILE } from './marker.js';
 
 /**
  * Version of the demo's schema and data. Bump it whenever the generator, catalog or DDL changes:
  * an existing demo with another version is rebuilt on the next run.
  */
-export const DEMO_SCHEMA_VERSION = 2;
+export const DEMO_SCHEMA_VERSION = 3;
 
-/** Name of the marker file written into a finished demo data directory. */
-export const DEMO_MARKER_FILE = 'sqlrecall-demo.json';
+export { DEMO_MARKER_FILE };
 
-/** Number of progress steps reported by {@link createDemoDatabase}. */
-export const DEMO_PROGRESS_STEPS = 8;
+/**
+ * Number of progress steps reported by {@link createDemoDatabase} after its first report (step 0,
+ * `start`, before any slow work): the cluster, the schema, customers, products, each order batch,
+ * constraints, statistics.
+ */
+export const DEMO_PROGRESS_STEPS = 6 + DEMO_ORDER_BATCHES;
 
 /** Contents of {@link DEMO_MARKER_FILE}. */
 export interface DemoMarker {
@@ -40,8 +52,9 @@ export interface DemoMarker {
 /** Options of {@link createDemoDatabase}. */
 export interface CreateDemoOptions {
   /**
-   * Called after each build step with `done` of `total` ({@link DEMO_PROGRESS_STEPS}) steps and a
-   * short label of the step just finished (e.g. `'orders'`). Not called when the demo already exists.
+   * Called once as the build starts (`done` 0, label `start`, before any slow work) and after each
+   * build step with `done` of `total` ({@link DEMO_PROGRESS_STEPS}) steps and a short label of the
+   * step just finished (e.g. `'orders 3/12'`). Not called when the demo already exists.
    */
   onProgress?: (done: number, total: number, label: string) => void;
   /** The creation day's clock; default `new Date()`. The order dates end the day before it. */
@@ -60,6 +73,7 @@ export interface CreateDemoResult {
 
 type Column<T> = [name: string, value: (row: T) => string | number];
 
+/** Loads `rows` into `table` with one COPY (the rows of one batch at most). */
 async function copyRows<T>(
   db: PGlite,
   table: string,
@@ -112,20 +126,26 @@ async function removeStaleBuilds(parent: string, prefix: string): Promise<void> 
   }
 }
 
-/** Builds the whole demo into `dir` (which must not exist yet) and returns the row counts. */
+/**
+ * Builds the whole demo into `dir` (which must not exist yet) and returns the row counts. The
+ * database starts from the installation's initialized cluster (no initdb, `template.ts`) and is
+ * loaded one order batch at a time, so memory holds one batch, not the whole shop.
+ */
 async function buildInto(
   dir: string,
-  data: DemoData,
-  range: DemoRange,
+  shop: DemoShop,
   progress: (label: string) => void,
 ): Promise<Record<string, number>> {
-  const db = new PGlite(dir);
+  const db = await openPglite(dir, false);
+  const counts = {
+    customers: shop.customers.length,
+    products: shop.products.length,
+    orders: 0,
+    order_items: 0,
+  };
   try {
-    await db.waitReady;
-    progress('initdb');
+    progress('cluster');
     await db.exec(`BEGIN;${DEMO_TABLES_SQL}`);
-    await db.exec(`DO $$ BEGIN EXECUTE format('COMMENT ON DATABASE %I IS %L', current_database(),
-      'sqlrecall demo shop (version ${DEMO_SCHEMA_VERSION}): customers, products, orders and order items, ${range.firstDay} to ${range.lastDay}'); END $$;`);
     progress('schema');
     await copyRows(
       db,
@@ -138,7 +158,7 @@ async function buildInto(
         ['country', (c) => c.country],
         ['segment', (c) => c.segment],
       ],
-      data.customers,
+      shop.customers,
     );
     progress('customers');
     await copyRows(
@@ -150,48 +170,49 @@ async function buildInto(
         ['category', (p) => p.category],
         ['price', (p) => p.price],
       ],
-      data.products,
+      shop.products,
     );
     progress('products');
-    await copyRows(
-      db,
-      'orders',
-      [
-        ['id', (o) => o.id],
-        ['customer_id', (o) => o.customerId],
-        ['order_date', (o) => o.orderDate],
-        ['status', (o) => o.status],
-        ['payment_method', (o) => o.paymentMethod],
-        ['total_amount', (o) => o.totalAmount],
-      ],
-      data.orders,
-    );
-    progress('orders');
-    await copyRows(
-      db,
-      'order_items',
-      [
-        ['order_id', (i) => i.orderId],
-        ['product_id', (i) => i.productId],
-        ['quantity', (i) => i.quantity],
-        ['unit_price', (i) => i.unitPrice],
-      ],
-      data.orderItems,
-    );
-    progress('order_items');
-    await db.exec(`${DEMO_CONSTRAINTS_SQL}COMMIT;`);
+    let batchNumber = 0;
+    for (const batch of shop.orderBatches) {
+      batchNumber += 1;
+      await copyRows(
+        db,
+        'orders',
+        [
+          ['id', (o) => o.id],
+          ['customer_id', (o) => o.customerId],
+          ['order_date', (o) => o.orderDate],
+          ['status', (o) => o.status],
+          ['payment_method', (o) => o.paymentMethod],
+          ['total_amount', (o) => o.totalAmount],
+        ],
+        batch.orders,
+      );
+      await copyRows(
+        db,
+        'order_items',
+        [
+          ['order_id', (i) => i.orderId],
+          ['product_id', (i) => i.productId],
+          ['quantity', (i) => i.quantity],
+          ['unit_price', (i) => i.unitPrice],
+        ],
+        batch.orderItems,
+      );
+      counts.orders += batch.orders.length;
+      counts.order_items += batch.orderItems.length;
+      progress(`orders ${batchNumber}/${DEMO_ORDER_BATCHES}`);
+    }
+    // What the model reads about the dates comes from the rows just loaded, never a constant.
+    await db.exec(`${DEMO_CONSTRAINTS_SQL}${describeDemoDatesSql(DEMO_SCHEMA_VERSION)}COMMIT;`);
     progress('constraints');
     await db.exec('ANALYZE;');
     progress('analyze');
   } finally {
     await db.close();
   }
-  return {
-    customers: data.customers.length,
-    products: data.products.length,
-    orders: data.orders.length,
-    order_items: data.orderItems.length,
-  };
+  return counts;
 }
 
 /**
@@ -234,12 +255,12 @@ export async function createDemoDatabase(
     step += 1;
     options.onProgress?.(step, DEMO_PROGRESS_STEPS, label);
   };
+  options.onProgress?.(0, DEMO_PROGRESS_STEPS, 'start');
   try {
     await mkdir(parent, { recursive: true });
     await removeStaleBuilds(parent, prefix);
     const range = demoRange(options.now?.() ?? new Date());
-    const data = generateDemoData(DEFAULT_DEMO_SEED, range);
-    const counts = await buildInto(temp, data, range, progress);
+    const counts = await buildInto(temp, generateDemoShop(DEFAULT_DEMO_SEED, range), progress);
     const marker: DemoMarker = {
       version: DEMO_SCHEMA_VERSION,
       seed: DEFAULT_DEMO_SEED,

@@ -88,6 +88,10 @@ export async function runDemo(
       io.stderr.write(
         `Demo orders run from ${made.range.firstDay} to ${made.range.lastDay} (the two years up to the day before it was created).\n`,
       );
+    if (!base.databaseUrl)
+      io.stderr.write(
+        `Every command uses the demo shop while no database is configured, e.g. sqlrecall ask "how many customers are there?" (the same as --db ${dbUrl}).\n`,
+      );
     await runtime.close();
     runtime = undefined;
     if (opts.chat === false) {

@@ -50,7 +50,9 @@ export async function runHold(
   // Listened for from the start: a stop that comes while PGlite is opening still releases.
   const stop = stopSignal();
   try {
-    const config = configFrom(io, opts);
+    const config = configFrom(io, opts, {
+      demoDefault: opts.memoryDir === undefined && opts.databaseDir === undefined,
+    });
     const idleSeconds =
       opts.idle !== undefined
         ? parseIdleSeconds(opts.idle)

@@ -27,7 +27,7 @@ export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number
         'usage',
         `--max-bytes must be a whole number of at least ${MIN_MCP_MAX_BYTES}.`,
       );
-    const config = configFrom(io, opts);
+    const config = configFrom(io, opts, { demoDefault: true });
     const log = (message: string) => io.stderr.write(`${message}\n`);
     // Nothing but the protocol may reach stdout, even from a library that logs.
     console.log = console.error;

@@ -386,7 +386,8 @@ export async function runMemory(
       const text = args.join(' ').trim();
       return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, out });
     },
-    { warn: warnTo(io) },
+    // Memories are about the configured database; the demo shop is never picked for them silently.
+    { warn: warnTo(io), demoDefault: false },
   );
 }
 

@@ -50,7 +50,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   let sql = given;
   const interrupt = onInterrupt(io);
   try {
-    config = configFrom(io, opts);
+    config = configFrom(io, opts, { demoDefault: true });
     if (sql.trim() === '-') sql = await readStdin(io);
     const allowTables = config.allowTables;
     // The allowlist resolves unqualified names through the search path: it needs the catalog.

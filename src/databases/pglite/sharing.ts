@@ -7,7 +7,8 @@
  * directory writes `<dir>/sqlrecall-memory.lock` (its pid), opens PGlite and serves it on the Unix
  * socket `<dir>/.run/.s.PGSQL.5432` (directory 0700, socket 0600, never TCP; a short private
  * directory instead when that path is too long for a socket, {@link socketDirOf}) through the
- * serializing multiplexer of `wire-mux.ts`. Every later process finds the lock held by a live pid
+ * serializing multiplexer of `wire-mux.ts`, which gives every client (and this process) a clean
+ * session on its turn (`session-gate.ts`). Every later process finds the lock held by a live pid
  * and connects to that socket with `pg`. When the owner exits (or is killed), its lock's pid is
  * dead: the next process to open removes the stale lock and socket and becomes the owner.
  * A directory opened twice in one process shares one PGlite (reference-counted).
@@ -22,8 +23,10 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
+import { Gate, pgliteSessionSwitch, type Setting } from './session-gate.js';
 import { pgliteStartParams } from './start-params.js';
-import { Gate, SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
+import { seedFromTemplate, type TemplateName, templateBlob } from './template.js';
+import { SOCKET_FILE_NAME, socketPathIn, startWireMux, type WireMux } from './wire-mux.js';
 
 /** Name of the lock file that marks a data directory as owned by a running process. */
 export const LOCK_FILE_NAME = 'sqlrecall-memory.lock';
@@ -165,17 +168,27 @@ function tryLock(
 
 /**
  * Opens a PGlite on `dir` (undefined: in memory) with a 16MB buffer pool (start-params.ts: −120 MB
- * RSS per instance) and, with `vector`, the pgvector extension. Loads the WASM package on demand,
- * so a process that only talks to another process's socket never loads it.
+ * RSS per instance) and, with `vector`, the pgvector extension. A new database starts from the
+ * installation's initialized cluster instead of running initdb (`template.ts`). Loads the WASM
+ * package on demand, so a process that only talks to another process's socket never loads it.
  */
-export async function openPglite(dir: string | undefined, vector: boolean): Promise<PGlite> {
+export async function openPglite(
+  dir: string | undefined,
+  vector: boolean,
+  template: TemplateName = 'pgdata',
+): Promise<PGlite> {
   const [{ PGlite }, extensions] = await Promise.all([
     import('@electric-sql/pglite'),
     vector ? import('@electric-sql/pglite-pgvector').then((m) => ({ vector: m.vector })) : undefined,
   ]);
+  // On disk, the cluster is copied into the directory (lighter than PGlite's own tarball loading,
+  // which keeps a second copy in WebAssembly memory); in memory, PGlite loads the archive.
+  if (dir !== undefined) seedFromTemplate(dir, process.env, template);
+  const loadDataDir = dir === undefined ? templateBlob() : undefined;
   // Object form (PGlite ignores the options argument when the data dir argument is undefined).
   const db = new PGlite({
     dataDir: dir,
+    ...(loadDataDir ? { loadDataDir } : {}),
     ...(extensions ? { extensions } : {}),
     startParams: pgliteStartParams(PGlite.defaultStartParams),
   });
@@ -214,14 +227,15 @@ export function directoriesStartedHere(): string[] {
  */
 async function openOwner(
   dir: string,
-  vector: boolean,
+  options: { vector?: boolean; settings?: Setting[]; template?: TemplateName },
   runDir: string | undefined,
   release: () => void,
 ): Promise<Owner> {
   let db: PGlite | undefined;
   try {
-    db = await openPglite(dir, vector);
-    const gate = new Gate();
+    db = await openPglite(dir, options.vector ?? false, options.template);
+    // Every turn of this process on the session starts clean, with its own settings (session-gate.ts).
+    const gate = new Gate(pgliteSessionSwitch(db), options.settings);
     const mux = runDir ? await startWireMux(db, gate, runDir) : undefined;
     return { db, gate, mux, refs: 0, release };
   } catch (error) {
@@ -278,6 +292,14 @@ export interface SocketPglite<C> {
 export interface AcquireOptions<C> {
   /** Load pgvector when this process opens the directory; default false. */
   vector?: boolean;
+  /**
+   * Settings this process relies on in the session when it opens the directory (e.g. the memory
+   * store's `search_path`): applied on each of its turns, whatever the database's defaults or
+   * another client did (`session-gate.ts`). Default none: the database's own defaults.
+   */
+  settings?: Setting[];
+  /** The installation's cluster a new directory starts from (`template.ts`); default `pgdata`. */
+  template?: TemplateName;
   /** Longest wait for a directory that is locked but does not answer; default {@link SHARED_PGLITE_WAIT_MS}. */
   waitMs?: number;
   /**
@@ -310,7 +332,7 @@ export async function acquireSharedPglite<C>(
     if (!opening) {
       const lock = tryLock(dir);
       if ('release' in lock) {
-        opening = openOwner(dir, options.vector ?? false, lock.socketDir, lock.release);
+        opening = openOwner(dir, options, lock.socketDir, lock.release);
         startedHere.add(dir);
         const mine = opening;
         owners.set(dir, mine);

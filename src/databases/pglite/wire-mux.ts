@@ -2,46 +2,30 @@
  * Serves one embedded PGlite to other local processes over the PostgreSQL wire protocol on a Unix
  * socket, without letting two clients' messages interleave.
  *
- * PGlite is a single backend session. Clients (each a `pg` connection from another sqlrecall
- * process) and the owning process itself take turns through one {@link Gate}: a client takes the
- * gate with its first message and keeps it until PGlite answers ReadyForQuery with transaction
- * status `I` (idle) — so a whole transaction (BEGIN … COMMIT, with its `pg_advisory_xact_lock`s)
- * or a whole extended-protocol exchange (Parse/Bind/Execute … Sync) runs without anything else
- * in between. A client that disconnects while holding the gate gets its transaction rolled back
- * and its session advisory locks released before the gate is handed on.
+ * PGlite is a single backend session. Clients (each a connection from another sqlrecall process,
+ * or a PostgreSQL client such as `psql`) and the owning process itself take turns through one
+ * {@link Gate}: a client takes the gate with its first message and keeps it until PGlite answers
+ * ReadyForQuery with transaction status `I` (idle) — so a whole transaction (BEGIN … COMMIT, with
+ * its `pg_advisory_xact_lock`s) or a whole extended-protocol exchange (Parse/Bind/Execute … Sync)
+ * runs without anything else in between. Whenever the gate passes to another party, the session is
+ * reset for it (`session-gate.ts`): what one client SET, prepared, created as temporary, listened
+ * to or locked is gone before another client's statement runs, and each client gets back the
+ * settings it SET or asked for in its startup `options` (`-c name=value`).
  *
- * Not supported (and not used by sqlrecall): COPY, LISTEN/NOTIFY across clients, cancel requests,
- * session settings private to a client (a `SET` outside a transaction is seen by every client).
+ * A client that sits idle inside a transaction holds the whole database: while another party waits
+ * for it longer than `idleInTransactionMs`, it is disconnected (FATAL 25P03, as PostgreSQL's
+ * `idle_in_transaction_session_timeout` does) and its transaction rolled back. A client that
+ * disconnects while holding the gate gets its transaction rolled back before the gate is handed on.
+ *
+ * Not supported: COPY FROM STDIN (PGlite reads COPY data from a file, not the connection),
+ * NOTIFY delivery to another client, cancel requests.
  */
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import type { Gate, Party, Setting } from './session-gate.js';
 
-/** A FIFO mutex: `acquire()` resolves with a release function once every earlier holder released. */
-export class Gate {
-  private tail: Promise<void> = Promise.resolve();
-
-  /** Waits for the gate; call the returned function exactly once to pass it on. */
-  acquire(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const ready = this.tail.then(() => release);
-    this.tail = this.tail.then(() => next);
-    return ready;
-  }
-
-  /** Runs `fn` while holding the gate. */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.acquire();
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
-  }
-}
+export { Gate, pgliteSessionSwitch } from './session-gate.js';
 
 /** Protocol codes of the untyped first messages (PostgreSQL protocol 3.0, "Message Formats"). */
 const SSL_REQUEST = 80877103;
@@ -61,11 +45,57 @@ function queryMessage(sql: string): Buffer {
   return Buffer.concat([head, body]);
 }
 
-/** Sync, then roll back and drop session advisory locks: the reset after a client left mid-work. */
+/**
+ * Sync, then roll back: what runs for a client that left while holding the gate (the next party's
+ * switch then discards the rest of its session, `session-gate.ts`).
+ */
 const RESET = Buffer.concat([
   Buffer.from([0x53, 0, 0, 0, 4]), // Sync ends any half-sent extended-protocol exchange
-  queryMessage('ROLLBACK; SELECT pg_advisory_unlock_all()'),
+  queryMessage('ROLLBACK'),
 ]);
+
+/** An ErrorResponse message with severity FATAL. */
+export function fatalMessage(sqlState: string, text: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${sqlState}\0M${text}\0\0`, 'utf8');
+  const head = Buffer.alloc(5);
+  head.write('E', 0, 'latin1');
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+/**
+ * The settings a StartupMessage asks for in its `options` parameter (`-c name=value`,
+ * `-cname=value` or `--name=value`, separated by spaces, a backslash escaping the next character,
+ * as libpq and the server read it); other startup parameters are not applied (PGlite never did).
+ * @throws Error naming the first option that is not a setting
+ */
+export function startupSettings(message: Buffer): Setting[] {
+  const parts = message.subarray(8).toString('utf8').split('\0');
+  let options = '';
+  for (let i = 0; i + 1 < parts.length; i += 2) if (parts[i] === 'options') options = parts[i + 1] ?? '';
+  const words: string[] = [];
+  let word = '';
+  let escaped = false;
+  for (const char of `${options} `) {
+    if (escaped) {
+      word += char;
+      escaped = false;
+    } else if (char === '\\') escaped = true;
+    else if (char === ' ' || char === '\t' || char === '\n') {
+      if (word) words.push(word);
+      word = '';
+    } else word += char;
+  }
+  const settings: Setting[] = [];
+  for (let i = 0; i < words.length; i += 1) {
+    const current = words[i] as string;
+    const pair = current === '-c' ? words[++i] : /^-c(.+)$|^--(.+)$/.exec(current)?.slice(1).find(Boolean);
+    const at = pair?.indexOf('=') ?? -1;
+    if (!pair || at <= 0) throw new Error(`invalid command-line argument in the startup options: ${current}`);
+    settings.push([pair.slice(0, at).replace(/-/g, '_'), pair.slice(at + 1)]);
+  }
+  return settings;
+}
 
 /** Transaction status of the last ReadyForQuery in `response`, or undefined when there is none. */
 export function lastReadyStatus(response: Uint8Array): string | undefined {
@@ -95,6 +125,23 @@ export function socketPathIn(runDir: string): { path: string; fits: boolean } {
   return { path, fits: Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES };
 }
 
+/** Options of {@link startWireMux}. */
+export interface WireMuxOptions {
+  /**
+   * How long a client may sit idle inside a transaction (or a half-sent extended-protocol exchange)
+   * while another party waits for the database before it is disconnected and rolled back; default
+   * {@link IDLE_IN_TRANSACTION_MS}.
+   */
+  idleInTransactionMs?: number;
+}
+
+/**
+ * Default of {@link WireMuxOptions.idleInTransactionMs}: 10 s. Long enough for a person typing
+ * the next statement of a short transaction in `psql`; short enough that a forgotten `BEGIN` stalls
+ * a question (whose own statement timeout is 30 s by default) for seconds, not for good.
+ */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
 /** A running multiplexer; `close()` stops listening, drops clients and removes the socket file. */
 export interface WireMux {
   readonly socketPath: string;
@@ -112,7 +159,13 @@ export interface WireMux {
  * keep a finished process alive.
  * @throws Error when the socket path is longer than {@link MAX_SOCKET_PATH_BYTES}, or from `listen`
  */
-export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Promise<WireMux> {
+export async function startWireMux(
+  db: PGlite,
+  gate: Gate,
+  runDir: string,
+  options: WireMuxOptions = {},
+): Promise<WireMux> {
+  const idleLimitMs = options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS;
   const { path: socketPath, fits } = socketPathIn(runDir);
   if (!fits) throw new Error(`The socket path ${socketPath} is longer than ${MAX_SOCKET_PATH_BYTES} bytes.`);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
@@ -124,7 +177,7 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
     sockets.add(socket);
     changedAt = Date.now();
     socket.unref();
-    serveClient(db, gate, socket, () => {
+    serveClient(db, gate, socket, idleLimitMs, () => {
       sockets.delete(socket);
       changedAt = Date.now();
     });
@@ -153,16 +206,55 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
 }
 
 /** One client connection: frames its messages and runs them through the gate in order. */
-function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void): void {
+function serveClient(db: PGlite, gate: Gate, socket: Socket, idleLimitMs: number, onGone: () => void): void {
   let buffered: Buffer = Buffer.alloc(0);
   let started = false;
   let batch: Buffer[] = [];
   let release: (() => void) | undefined;
   let chain: Promise<void> = Promise.resolve();
   let gone = false;
+  let inFlight = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+  /** This connection's turn on the session: its settings come from its startup `options`. */
+  const party: Party = { settings: [] };
+
+  const stopIdleTimer = (): void => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = undefined;
+  };
+  /** Holding the gate with nothing to run: disconnect once someone has waited too long (module comment). */
+  const watchIdleHolder = (): void => {
+    stopIdleTimer();
+    let idleMs = 0;
+    const step = Math.min(idleLimitMs, 1_000);
+    const check = (): void => {
+      idleMs = gate.waiting > 0 ? idleMs + step : 0;
+      if (idleMs < idleLimitMs) {
+        idleTimer = setTimeout(check, step).unref();
+        return;
+      }
+      idleTimer = undefined;
+      if (!gone && socket.writable)
+        socket.write(
+          fatalMessage(
+            '25P03',
+            `terminating connection due to idle-in-transaction timeout: another client of this embedded database waited ${Math.round(idleLimitMs / 1000)} s`,
+          ),
+        );
+      socket.destroy();
+    };
+    idleTimer = setTimeout(check, step).unref();
+  };
 
   const exec = async (message: Buffer): Promise<void> => {
-    if (!release) release = await gate.acquire();
+    stopIdleTimer();
+    try {
+      if (!release) release = await gate.acquire(party);
+    } catch {
+      // The session could not be switched to this client (PGlite closed): drop it.
+      socket.destroy();
+      return;
+    }
     let response: Uint8Array;
     try {
       response = await db.execProtocolRaw(new Uint8Array(message));
@@ -181,18 +273,44 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
     }
   };
 
+  /** The startup message: the session is switched to this client with its options, then PGlite answers. */
+  const startup = async (message: Buffer): Promise<void> => {
+    try {
+      party.settings = startupSettings(message);
+      release = await gate.acquire(party);
+    } catch (error) {
+      // Options PostgreSQL would refuse at connection: refused the same way, nothing changed.
+      if (socket.writable) socket.write(fatalMessage('22023', (error as Error).message));
+      socket.end();
+      return;
+    }
+    await exec(message);
+  };
+
+  /** Queues one exchange behind the earlier ones; watches an idle holder once all of them ran. */
+  const enqueue = (run: () => Promise<void>): void => {
+    inFlight += 1;
+    chain = chain.then(run).finally(() => {
+      inFlight -= 1;
+      if (inFlight === 0 && release && !gone) watchIdleHolder();
+    });
+  };
+
   const finish = (): void => {
     if (gone) return;
     gone = true;
+    stopIdleTimer();
     onGone();
     chain = chain.then(async () => {
-      if (!release) return;
-      try {
-        await db.execProtocolRaw(new Uint8Array(RESET));
-      } catch {
-        // the instance is closing anyway
+      if (release) {
+        try {
+          await db.execProtocolRaw(new Uint8Array(RESET));
+        } catch {
+          // the instance is closing anyway
+        }
       }
-      release();
+      gate.forget(party); // nothing of this connection is restored for anyone
+      release?.();
       release = undefined;
     });
   };
@@ -216,8 +334,8 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
           return;
         }
         started = true;
-        const startup = Buffer.from(message);
-        chain = chain.then(() => exec(startup));
+        const first = Buffer.from(message);
+        enqueue(() => startup(first));
         continue;
       }
       if (buffered.length < 5) return;
@@ -232,11 +350,11 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
         return;
       }
       batch.push(message);
-      // Sync, a simple Query and Flush ask for an answer now; the rest waits for one of them.
-      if (type === 'S' || type === 'Q' || type === 'H') {
+      // Sync, a simple Query, Flush, CopyDone and CopyFail ask for an answer now; the rest waits.
+      if (type === 'S' || type === 'Q' || type === 'H' || type === 'c' || type === 'f') {
         const whole = Buffer.concat(batch);
         batch = [];
-        chain = chain.then(() => exec(whole));
+        enqueue(() => exec(whole));
       }
     }
   };

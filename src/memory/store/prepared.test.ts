@@ -75,6 +75,15 @@ describe('queryPrepared: named statements on the owner PGlite', () => {
     await db.exec('ALTER TABLE t DROP COLUMN extra');
   });
 
+  it('after the session was reset for another client, the next call prepares its statement again at once', async () => {
+    const text = 'SELECT name FROM t WHERE id = $1';
+    expect(await queryPrepared(db, text, [1], 0)).toEqual([{ name: 'ann' }]);
+    await db.exec('DISCARD ALL'); // what a shared session's switch to another client does
+    expect(await preparedNames(db)).toEqual([]);
+    expect(await queryPrepared(db, text, [1], 1)).toEqual([{ name: 'ann' }]);
+    expect((await preparedNames(db)).filter((n) => n.startsWith('sqlrecall_'))).toHaveLength(1);
+  });
+
   it('a parameter whose type cannot be inferred, unparameterized text and two statements run as before', async () => {
     // One call at a time: the caller holds the instance's gate, as the owner session does.
     const untyped = (await db.query('SELECT $1 AS x', ['a'])).rows;

@@ -34,8 +34,12 @@ const STALE = new Set(['26000', '0A000']);
 /** Statement names by text (one hash per distinct text for the life of the process). */
 const names = new Map<string, string>();
 
-/** Per instance: parameter type OIDs of each statement prepared in its session, or false once a text could not be. */
-const preparedIn = new WeakMap<PGlite, Map<string, number[] | false>>();
+/**
+ * Per instance: parameter type OIDs of each statement prepared in its session, or false once a text
+ * could not be; with the session's reset count when they were prepared (a reset for another client
+ * of a shared session drops every prepared statement).
+ */
+const preparedIn = new WeakMap<PGlite, { resets: number; statements: Map<string, number[] | false> }>();
 
 type PgliteModule = typeof import('@electric-sql/pglite');
 /** PGlite's protocol helpers, loaded on first use (only an owner, which has loaded PGlite, gets here). */
@@ -77,17 +81,25 @@ type BackendMessages = Awaited<ReturnType<PGlite['execProtocolStream']>>;
 /**
  * Runs `text` with `params` on `db` (outside any transaction; the caller holds the instance's
  * gate), through a named prepared statement when the text is one parameterized statement.
+ * `resets`: how many times the session was reset so far (`Gate.resets`); when it changed, every
+ * statement is prepared anew.
  * @returns the result rows, as `db.query(text, params).rows` returns them
  * @throws the database error of the statement itself (a statement that cannot be prepared runs
  *   unprepared, and its own error, if any, is the one thrown)
  */
-export async function queryPrepared<R>(db: PGlite, text: string, params: unknown[]): Promise<R[]> {
+export async function queryPrepared<R>(
+  db: PGlite,
+  text: string,
+  params: unknown[],
+  resets = 0,
+): Promise<R[]> {
   if (params.length === 0 || !PREPARABLE.test(text)) return (await db.query<R>(text, params)).rows;
-  let prepared = preparedIn.get(db);
-  if (!prepared) {
-    prepared = new Map();
-    preparedIn.set(db, prepared);
+  let session = preparedIn.get(db);
+  if (session?.resets !== resets) {
+    session = { resets, statements: new Map() };
+    preparedIn.set(db, session);
   }
+  const prepared = session.statements;
   const name = nameOf(text);
   let types = prepared.get(name);
   if (types === false || (types === undefined && prepared.size >= MAX_PREPARED_PER_INSTANCE))

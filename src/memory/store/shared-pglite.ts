@@ -6,6 +6,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../../core/errors.js';
+import { Gate, type Setting } from '../../databases/pglite/session-gate.js';
 import {
   acquireSharedPglite,
   brokenConnection,
@@ -14,7 +15,6 @@ import {
   SHARED_PGLITE_WAIT_MS,
   sharedAccess,
 } from '../../databases/pglite/sharing.js';
-import { Gate } from '../../databases/pglite/wire-mux.js';
 import { queryPrepared } from './prepared.js';
 import {
   loadPg,
@@ -31,12 +31,26 @@ export const SHARED_STORE_WAIT_MS = SHARED_PGLITE_WAIT_MS;
 /** Default connections a non-owner process opens to the owner's socket (they are served one at a time). */
 const CLIENT_POOL_SIZE = 2;
 
+/**
+ * What the store's SQL relies on in the session, stated instead of inherited (the data directory's
+ * defaults, or what another client of the shared session SET): its tables and pgvector's type and
+ * operators are found unqualified in `public`. Applied on each turn of this process on the session
+ * (as owner) and as the connection `options` of a socket client (`session-gate.ts`).
+ */
+export const STORE_SESSION_SETTINGS: Setting[] = [['search_path', 'public']];
+
+/** {@link STORE_SESSION_SETTINGS} as a connection's `options` (`-c name=value …`). */
+const STORE_CONNECTION_OPTIONS = STORE_SESSION_SETTINGS.map(([name, value]) => `-c ${name}=${value}`).join(
+  ' ',
+);
+
 /** The `SqlClient` methods on an owned PGlite, every call through the gate. */
 function ownerSession(db: PGlite, gate: Gate): Pick<SqlClient, 'query' | 'transaction'> {
   return {
     async query<R extends Row>(text: string, params: unknown[] = []): Promise<R[]> {
-      // A parameterized statement keeps its plan in this session (prepared.ts).
-      return gate.run(() => queryPrepared<R>(db, text, params));
+      // A parameterized statement keeps its plan in this session (prepared.ts) until the session
+      // is reset for another client.
+      return gate.run(() => queryPrepared<R>(db, text, params, gate.resets));
     },
     async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
       return gate.run(() =>
@@ -98,6 +112,8 @@ export function createSharedPgliteClient(
     }
     const shared = await acquireSharedPglite(dir, {
       vector: true,
+      settings: STORE_SESSION_SETTINGS,
+      template: 'memory-store', // a new store starts migrated (`template.ts`)
       waitMs: options.waitMs,
       connect: async (runDir) => {
         const pool = new (loadPg().Pool)({
@@ -105,6 +121,7 @@ export function createSharedPgliteClient(
           port: 5432,
           user: 'postgres',
           database: 'postgres',
+          options: STORE_CONNECTION_OPTIONS,
           max: options.maxConnections ?? CLIENT_POOL_SIZE,
           connectionTimeoutMillis: 5_000,
           idleTimeoutMillis: 10_000,

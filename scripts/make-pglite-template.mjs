@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Part of `npm run build` (and so of `npm install` from a clone and of `npm pack`): runs PGlite's
+// initdb once and keeps the initialized cluster as dist/pglite-template/pgdata.tar.gz, and the same
+// with pgvector and the memory store's migrations applied as memory-store.tar.gz, with
+// manifest.json naming the PGlite version and the migrations that made them. Every new embedded
+// data directory (the memory store, the demo shop, a new pglite: database) is then a copy instead
+// of another initdb (src/databases/pglite/template.ts; figures in docs/perf/first-run.md). Runs
+// after tsc (it uses the compiled memory store). Skipped when the manifest already names the
+// installed PGlite version and the current migrations (delete dist/pglite-template to rebuild).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const out = join('dist', 'pglite-template');
+const require = createRequire(import.meta.url);
+let dir = dirname(require.resolve('@electric-sql/pglite'));
+while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+const version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+
+const dist = (path) => import(pathToFileURL(resolve('dist', path)).href);
+const { MIGRATIONS, createPgliteClient, migrate } = await dist('memory/store/index.js');
+const { seedFromTemplate } = await dist('databases/pglite/template.js');
+const migrations = MIGRATIONS.map((m) => m.version).join(',');
+
+const manifestFile = join(out, 'manifest.json');
+if (['manifest.json', 'pgdata.tar.gz', 'memory-store.tar.gz'].every((f) => existsSync(join(out, f)))) {
+  const made = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  if (made.pglite === version && made.migrations === migrations) process.exit(0);
+}
+
+const started = Date.now();
+const { PGlite } = await import('@electric-sql/pglite');
+const { vector } = await import('@electric-sql/pglite-pgvector');
+const work = mkdtempSync(join(tmpdir(), 'sqlrecall-template-build-'));
+
+/** Dumps the cluster in `dir` and writes it as `<name>.tar.gz` (beside, then renamed: never half). */
+async function keep(dir, name, options = {}) {
+  const db = new PGlite({ dataDir: dir, ...options });
+  let tar;
+  try {
+    await db.waitReady;
+    tar = Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer());
+  } finally {
+    await db.close();
+  }
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `${name}.tar.gz.partial`), gzipSync(tar, { level: 9 }));
+  renameSync(join(out, `${name}.tar.gz.partial`), join(out, `${name}.tar.gz`));
+}
+
+try {
+  const pristine = join(work, 'pgdata');
+  const initdb = new PGlite(pristine);
+  await initdb.waitReady;
+  await initdb.close();
+  await keep(pristine, 'pgdata');
+  // The memory store: a copy of the pristine cluster, migrated by the store's own code.
+  writeFileSync(manifestFile, `${JSON.stringify({ pglite: version }, null, 2)}\n`); // lets seedFromTemplate use pgdata
+  const store = join(work, 'memory-store');
+  if (!seedFromTemplate(store, {}, 'pgdata')) throw new Error('the pristine cluster could not be copied');
+  const client = createPgliteClient(store);
+  try {
+    await migrate(client);
+  } finally {
+    await client.close();
+  }
+  for (const left of ['.run', 'sqlrecall-memory.lock'])
+    rmSync(join(store, left), { recursive: true, force: true });
+  await keep(store, 'memory-store', { extensions: { vector } });
+  writeFileSync(
+    manifestFile,
+    `${JSON.stringify({ pglite: version, migrations, madeAt: new Date().toISOString() }, null, 2)}\n`,
+  );
+  process.stderr.write(
+    `PGlite template clusters made in ${((Date.now() - started) / 1000).toFixed(1)} s (${out})\n`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
