@@ -16,6 +16,7 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import { streamProtocol } from './raw-stream.js';
 
 /** A FIFO mutex: `acquire()` resolves with a release function once every earlier holder released. */
 export class Gate {
@@ -80,6 +81,33 @@ export function lastReadyStatus(response: Uint8Array): string | undefined {
     at += 1 + length;
   }
   return status;
+}
+
+/**
+ * The transaction status of a response that ends with ReadyForQuery, from its last 6 bytes as
+ * they stream past ({@link lastReadyStatus} for a response held whole).
+ */
+export class ReadyTail {
+  private readonly last = new Uint8Array(6);
+  private length = 0;
+
+  /** Notes the next bytes of the response. */
+  push(bytes: Uint8Array): void {
+    if (bytes.length >= 6) {
+      this.last.set(bytes.subarray(bytes.length - 6));
+      this.length = 6;
+      return;
+    }
+    const keep = Math.min(this.length, 6 - bytes.length);
+    this.last.copyWithin(0, this.length - keep, this.length);
+    this.last.set(bytes, keep);
+    this.length = keep + bytes.length;
+  }
+
+  /** `I`, `T` or `E` when the bytes so far end with a ReadyForQuery, else undefined. */
+  status(): string | undefined {
+    return this.length === 6 ? lastReadyStatus(this.last) : undefined;
+  }
 }
 
 /**
@@ -163,18 +191,23 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
 
   const exec = async (message: Buffer): Promise<void> => {
     if (!release) release = await gate.acquire();
-    let response: Uint8Array;
+    // The response goes to the socket chunk by chunk as the backend writes it, through the wire
+    // gate (never decoded here: a row too large to decode becomes an error for this client only).
+    const tail = new ReadyTail();
     try {
-      response = await db.execProtocolRaw(new Uint8Array(message));
+      await streamProtocol(db, new Uint8Array(message), (bytes) => {
+        tail.push(bytes);
+        if (!gone && socket.writable) socket.write(Buffer.from(bytes));
+      });
     } catch {
-      // PGlite itself failed (closed under us): drop this client, hand the gate on.
+      // PGlite itself failed (closed under us), or the response could not be passed on: drop
+      // this client, hand the gate on.
       release();
       release = undefined;
       socket.destroy();
       return;
     }
-    if (!gone && socket.writable && response.length > 0) socket.write(response);
-    const status = lastReadyStatus(response);
+    const status = tail.status();
     if (status === 'I' && release) {
       release();
       release = undefined;
@@ -188,7 +221,7 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
     chain = chain.then(async () => {
       if (!release) return;
       try {
-        await db.execProtocolRaw(new Uint8Array(RESET));
+        await streamProtocol(db, new Uint8Array(RESET), () => {});
       } catch {
         // the instance is closing anyway
       }

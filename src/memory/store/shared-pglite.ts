@@ -15,6 +15,7 @@ import {
   sharedAccess,
 } from '../../databases/pglite/sharing.js';
 import { Gate } from '../../databases/pglite/wire-mux.js';
+import { gatedClient } from '../../databases/postgres/gated-client.js';
 import { queryPrepared } from './prepared.js';
 import {
   loadPg,
@@ -100,7 +101,10 @@ export function createSharedPgliteClient(
       vector: true,
       waitMs: options.waitMs,
       connect: async (runDir) => {
-        const pool = new (loadPg().Pool)({
+        const pg = loadPg();
+        const pool = new pg.Pool({
+          // A row too large to decode fails its statement instead of the process (gated-client.ts).
+          Client: gatedClient(pg),
           host: runDir,
           port: 5432,
           user: 'postgres',

@@ -15,6 +15,7 @@ import {
   isRefusedOrReset,
   sqlStateOf,
 } from '../../databases/postgres/errors.js';
+import { gatedClient } from '../../databases/postgres/gated-client.js';
 import { createSharedPgliteClient } from './shared-pglite.js';
 
 let pgModule: typeof pg | undefined;
@@ -89,8 +90,11 @@ export function createPgliteClient(
 
 /** A server PostgreSQL (needs the `vector` extension available) through a small `pg` pool. */
 export function createPostgresClient(url: string, options: { maxConnections?: number } = {}): SqlClient {
-  const pool = new (loadPg().Pool)({
+  const pg = loadPg();
+  const pool = new pg.Pool({
     connectionString: url,
+    // A row too large to decode fails its statement instead of the process (gated-client.ts).
+    Client: gatedClient(pg),
     max: options.maxConnections ?? 4,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
