@@ -124,7 +124,8 @@ export class BackendMessageGate {
       // column count (2 bytes).
       const headStart = at;
       const carried = this.headLength;
-      while (at < chunk.length && this.headLength < this.headNeeded()) this.head[this.headLength++] = chunk[at++]!;
+      while (at < chunk.length && this.headLength < this.headNeeded())
+        this.head[this.headLength++] = chunk[at++]!;
       if (this.headLength < this.headNeeded()) {
         flush(headStart); // the partial header is withheld until the decision
         runStart = chunk.length;
@@ -284,7 +285,7 @@ function formatMiB(bytes: number): string {
 }
 
 function readInt32(bytes: Uint8Array, at: number): number {
-  return ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) | 0;
+  return (bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]! | 0;
 }
 
 const ELLIPSIS = new Uint8Array([0xe2, 0x80, 0xa6]);
