@@ -16,6 +16,8 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import { errorResponse } from '../postgres/wire-gate.js';
+import { DISK_FULL, type DiskGuard } from './disk-guard.js';
 import { streamProtocol } from './raw-stream.js';
 
 /** A FIFO mutex: `acquire()` resolves with a release function once every earlier holder released. */
@@ -83,6 +85,20 @@ export function lastReadyStatus(response: Uint8Array): string | undefined {
   return status;
 }
 
+/** Whether bytes streaming past held an ErrorResponse field `C53100` (disk_full). */
+class DiskFullWatch {
+  private carry = '';
+  seen = false;
+
+  push(bytes: Uint8Array): void {
+    if (this.seen) return;
+    const text =
+      this.carry + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    if (text.includes(`\0C${DISK_FULL}\0`)) this.seen = true;
+    this.carry = text.slice(-8);
+  }
+}
+
 /**
  * The transaction status of a response that ends with ReadyForQuery, from its last 6 bytes as
  * they stream past ({@link lastReadyStatus} for a response held whole).
@@ -140,7 +156,12 @@ export interface WireMux {
  * keep a finished process alive.
  * @throws Error when the socket path is longer than {@link MAX_SOCKET_PATH_BYTES}, or from `listen`
  */
-export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Promise<WireMux> {
+export async function startWireMux(
+  db: PGlite,
+  gate: Gate,
+  runDir: string,
+  disk?: DiskGuard,
+): Promise<WireMux> {
   const { path: socketPath, fits } = socketPathIn(runDir);
   if (!fits) throw new Error(`The socket path ${socketPath} is longer than ${MAX_SOCKET_PATH_BYTES} bytes.`);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
@@ -152,7 +173,7 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
     sockets.add(socket);
     changedAt = Date.now();
     socket.unref();
-    serveClient(db, gate, socket, () => {
+    serveClient(db, gate, disk, socket, () => {
       sockets.delete(socket);
       changedAt = Date.now();
     });
@@ -181,7 +202,13 @@ export async function startWireMux(db: PGlite, gate: Gate, runDir: string): Prom
 }
 
 /** One client connection: frames its messages and runs them through the gate in order. */
-function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void): void {
+function serveClient(
+  db: PGlite,
+  gate: Gate,
+  disk: DiskGuard | undefined,
+  socket: Socket,
+  onGone: () => void,
+): void {
   let buffered: Buffer = Buffer.alloc(0);
   let started = false;
   let batch: Buffer[] = [];
@@ -191,14 +218,22 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
 
   const exec = async (message: Buffer): Promise<void> => {
     if (!release) release = await gate.acquire();
+    if (disk?.stopped) {
+      // The instance is never entered again (disk-guard.ts): the client gets the reason.
+      refuse(disk);
+      return;
+    }
     // The response goes to the socket chunk by chunk as the backend writes it, through the wire
     // gate (never decoded here: a row too large to decode becomes an error for this client only).
     const tail = new ReadyTail();
+    const diskFull = new DiskFullWatch();
     try {
       await streamProtocol(db, new Uint8Array(message), (bytes) => {
         tail.push(bytes);
+        if (disk) diskFull.push(bytes);
         if (!gone && socket.writable) socket.write(Buffer.from(bytes));
       });
+      if (diskFull.seen) disk?.noteDiskFull();
     } catch {
       // PGlite itself failed (closed under us), or the response could not be passed on: drop
       // this client, hand the gate on.
@@ -214,12 +249,38 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, onGone: () => void)
     }
   };
 
+  /** Answers with the stopped instance's reason and hands the gate on; the client is dropped. */
+  const refuse = (guard: DiskGuard): void => {
+    const error = guard.note(new Error('stopped')) as Error;
+    if (!gone && socket.writable) {
+      socket.write(
+        Buffer.concat([
+          errorResponse([
+            ['S', 'FATAL'],
+            ['V', 'FATAL'],
+            ['C', DISK_FULL],
+            ['M', error.message],
+          ]),
+          Buffer.from([0x5a, 0, 0, 0, 5, 0x49]), // ReadyForQuery, idle
+        ]),
+      );
+    }
+    release?.();
+    release = undefined;
+    socket.end();
+  };
+
   const finish = (): void => {
     if (gone) return;
     gone = true;
     onGone();
     chain = chain.then(async () => {
       if (!release) return;
+      if (disk?.stopped) {
+        release();
+        release = undefined;
+        return;
+      }
       try {
         await streamProtocol(db, new Uint8Array(RESET), () => {});
       } catch {

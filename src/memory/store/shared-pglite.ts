@@ -6,6 +6,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../../core/errors.js';
+import { DiskGuard } from '../../databases/pglite/disk-guard.js';
 import {
   acquireSharedPglite,
   brokenConnection,
@@ -32,22 +33,49 @@ export const SHARED_STORE_WAIT_MS = SHARED_PGLITE_WAIT_MS;
 /** Default connections a non-owner process opens to the owner's socket (they are served one at a time). */
 const CLIENT_POOL_SIZE = 2;
 
-/** The `SqlClient` methods on an owned PGlite, every call through the gate. */
-function ownerSession(db: PGlite, gate: Gate): Pick<SqlClient, 'query' | 'transaction'> {
+/** Statements that only read: they skip the free-space check (`disk-guard.ts`). */
+const READ_ONLY = /^\s*select\b/i;
+
+/**
+ * The `SqlClient` methods on an owned PGlite, every call through the gate and the disk guard: a
+ * write is refused while the disk has too little free space, and after a disk-full error the
+ * instance is never entered again (not even for the ROLLBACK), so a full disk is an error, never a
+ * backend that spins.
+ */
+function ownerSession(db: PGlite, gate: Gate, disk: DiskGuard): Pick<SqlClient, 'query' | 'transaction'> {
+  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      throw disk.note(error);
+    }
+  };
   return {
     async query<R extends Row>(text: string, params: unknown[] = []): Promise<R[]> {
-      // A parameterized statement keeps its plan in this session (prepared.ts).
-      return gate.run(() => queryPrepared<R>(db, text, params));
+      return gate.run(() => {
+        disk.check(!READ_ONLY.test(text));
+        // A parameterized statement keeps its plan in this session (prepared.ts).
+        return guarded(() => queryPrepared<R>(db, text, params));
+      });
     },
     async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
-      return gate.run(() =>
-        db.transaction((tx) =>
-          fn({
-            query: async <R extends Row>(text: string, params: unknown[] = []) =>
-              (await tx.query<R>(text, params)).rows,
-          }),
-        ),
-      );
+      return gate.run(async () => {
+        disk.check(true);
+        // BEGIN/COMMIT by hand rather than `db.transaction`, whose ROLLBACK after a failed write
+        // would enter a backend the disk stopped.
+        await guarded(() => db.exec('BEGIN'));
+        try {
+          const result = await fn({
+            query: <R extends Row>(text: string, params: unknown[] = []) =>
+              guarded(async () => (await db.query<R>(text, params)).rows),
+          });
+          await guarded(() => db.exec('COMMIT'));
+          return result;
+        } catch (error) {
+          if (!disk.stopped) await db.exec('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      });
     },
   };
 }
@@ -73,7 +101,7 @@ function unavailable(dir: string, pid: number, cause: unknown): SqlrecallError {
 }
 
 function ownerMode(owned: OwnedPglite): Mode {
-  return { kind: 'owner', session: ownerSession(owned.db, owned.gate), close: owned.release };
+  return { kind: 'owner', session: ownerSession(owned.db, owned.gate, owned.disk), close: owned.release };
 }
 
 /**
@@ -91,7 +119,7 @@ export function createSharedPgliteClient(
       const db = await openPglite(undefined, true);
       return {
         kind: 'owner',
-        session: ownerSession(db, new Gate()),
+        session: ownerSession(db, new Gate(), new DiskGuard('memory:')),
         close: async () => {
           if (!db.closed) await db.close();
         },
