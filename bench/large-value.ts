@@ -30,7 +30,18 @@ const db = values.db ?? process.env.TEST_DATABASE_URL ?? shop!.url;
 const home = mkdtempSync(join(tmpdir(), 'sqlrecall-large-value-'));
 const child = spawn(
   process.execPath,
-  [resolve('bin/sqlrecall.js'), 'serve', '--port', '0', '--db', db, '--ollama-host', model.url, '--home', home],
+  [
+    resolve('bin/sqlrecall.js'),
+    'serve',
+    '--port',
+    '0',
+    '--db',
+    db,
+    '--ollama-host',
+    model.url,
+    '--home',
+    home,
+  ],
   {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', SQLRECALL_STATEMENT_TIMEOUT_MS: values['timeout-ms'] },
@@ -49,7 +60,8 @@ const base = await new Promise<string>((ok, fail) => {
   });
   child.once('exit', (code) => fail(new Error(`serve exited (${code}):\n${err}`)));
 });
-const hwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+const hwm = () =>
+  Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
 const before = hwm();
 const started = performance.now();
 const res = await fetch(`${base}/api/sql`, {
