@@ -99,6 +99,16 @@ const REGISTRY = [
     full: [],
   },
   {
+    name: 'http-stall',
+    restsOn:
+      'the shipped `serve` binary as a child process (npm run build first), PGlite demo shop; no model call (the scripted model only answers the start-up check)',
+    title:
+      "One user's eight maximal statements vs. another user's GET /api/me (parsing on the main thread vs. the worker pool)",
+    script: 'bench/http-stall.ts',
+    quick: ['--quick'],
+    full: [],
+  },
+  {
     name: 'large-result',
     restsOn: 'the real PostgreSQL server and HTTP server; the scripted model only names the query',
     title:

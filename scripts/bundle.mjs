@@ -12,7 +12,8 @@
 // - packages that load files beside their own code (PGlite's .wasm and data bundle, the pgvector
 //   extension archive, libpg-query's .wasm): they find those files through their own location;
 // - `pg`: the memory store also loads it with `createRequire`, so it must stay one copy;
-// - `pino`: its transports run its own files in worker threads;
+// - `pino`: its transports run its own files in worker threads; `piscina` likewise starts its own
+//   worker file, which then loads our `check-worker.js`;
 // - tools never used by the CLI at run time (vite, playwright-core).
 // dist/server/app.js finds the web UI at `../../dist/web` from its own URL; dist/bundle/ sits at the
 // same depth, so that path still holds.
@@ -22,7 +23,9 @@ import { build } from 'esbuild';
 const outdir = 'dist/bundle';
 rmSync(outdir, { recursive: true, force: true }); // chunk names are content hashes: no stale ones left
 await build({
-  entryPoints: ['dist/cli/main.js'],
+  // The statement checker's worker thread is its own entry: the pool starts it from a file beside
+  // the chunk that runs the pool (src/sql/check-pool.ts).
+  entryPoints: { main: 'dist/cli/main.js', 'check-worker': 'dist/sql/check-worker.js' },
   outdir,
   bundle: true,
   splitting: true,
@@ -40,6 +43,7 @@ await build({
     'pg',
     'pg-native',
     'pino',
+    'piscina',
     'playwright-core',
     'vite',
   ],

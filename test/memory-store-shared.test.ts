@@ -10,7 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gate, pgliteSessionSwitch, startWireMux, type WireMux } from '../src/databases/pglite/wire-mux.js';
-import { poolSqlClient } from '../src/memory/store/sql-client.js';
+import { poolSqlClient, storeError } from '../src/memory/store/sql-client.js';
 import { inMemoryPgliteOptions } from './support/pglite-template.js';
 
 describe('wire multiplexer over one PGlite', () => {
@@ -88,6 +88,35 @@ describe('a socket client whose owner goes away', () => {
         return tx.query('SELECT 2');
       });
       await expect(outcome).rejects.toThrow(/Connection terminated|not queryable|ECONNRESET/);
+      await pool.end().catch(() => undefined);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('the store failing mid-request because its owner went away is memory_unavailable (exit 6), not exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-mux-gone-'));
+    const db = new PGlite(inMemoryPgliteOptions());
+    try {
+      await db.waitReady;
+      const mux = await startWireMux(db, new Gate(), join(dir, 'run'));
+      const pool = new pg.Pool({ host: join(dir, 'run'), user: 'postgres', database: 'postgres', max: 1 });
+      const client = poolSqlClient(pool, 'pglite', 'pglite:test');
+      const failed = await client
+        .transaction(async (tx) => {
+          await tx.query('SELECT 1');
+          await mux.close();
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return tx.query('SELECT 2');
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => storeError(error, 'pglite:test'),
+        );
+      expect(failed?.code).toBe('memory_unavailable');
+      expect(failed?.exitCode).toBe(6);
+      expect(failed?.message).toMatch(/Cannot reach the memory store at pglite:test/);
       await pool.end().catch(() => undefined);
     } finally {
       await db.close();

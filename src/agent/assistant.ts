@@ -184,6 +184,7 @@ export class Assistant {
       allowTables: this.options.allowTables,
       maxRows: this.options.maxRows ?? 1000,
       timeoutMs: this.options.statementTimeoutMs ?? 30_000,
+      maxBytes: this.options.maxResultBytes,
       signal,
     });
   }

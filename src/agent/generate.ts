@@ -10,8 +10,8 @@ import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
+import { guardSqlOffThread } from '../sql/check-pool.js';
 import { extractSql } from '../sql/extract.js';
-import { guardSql } from '../sql/guard.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
 import {
   checkEmptyResult,
@@ -322,7 +322,10 @@ async function* extractAndGuard(
       details: { reply: text.slice(0, 500), attempts },
     });
   }
-  const verdict = await guardSql(extracted.sql, { allowTables: input.allowTables, schema: input.schema });
+  const verdict = await guardSqlOffThread(extracted.sql, {
+    allowTables: input.allowTables,
+    schema: input.schema,
+  });
   if (verdict.ok) return { ok: true, sql: verdict.sql };
   if (verdict.rule === 'parse-error') {
     // A syntax error is a dialect habit, not an attack: repair it with the parser's message.

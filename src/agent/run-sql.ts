@@ -6,8 +6,7 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
-import { extractSql } from '../sql/extract.js';
-import { guardSql } from '../sql/guard.js';
+import { extractSqlOffThread, guardSqlOffThread } from '../sql/check-pool.js';
 
 /** Longest SQL text accepted (characters), the same bound as a question's SQL reply is far below. */
 export const MAX_SQL_CHARS = 100_000;
@@ -24,6 +23,8 @@ export interface RunSqlInput {
   maxRows: number;
   /** Statement timeout in ms (the assistant's, default 30000). */
   timeoutMs: number;
+  /** Result byte budget (`--max-result-bytes`); default the connector's (64 MiB). */
+  maxBytes?: number;
   /** Aborting it cancels the running statement. */
   signal?: AbortSignal;
 }
@@ -39,12 +40,13 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
   if (text === '') throw new SqlrecallError('usage', 'There is no SQL to run.');
   if (text.length > MAX_SQL_CHARS)
     throw new SqlrecallError('usage', `The SQL is longer than ${MAX_SQL_CHARS} characters.`);
-  const extracted = extractSql(text);
+  // A long text is parsed and checked on a worker thread in a server (sql/check-pool.ts).
+  const extracted = await extractSqlOffThread(text);
   if (!extracted.ok && extracted.statements)
     throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
       details: { rule: 'multiple-statements' },
     });
-  const verdict = await guardSql(extracted.ok ? extracted.sql : text, {
+  const verdict = await guardSqlOffThread(extracted.ok ? extracted.sql : text, {
     allowTables: input.allowTables,
     schema: input.schema,
   });
@@ -55,6 +57,7 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
   const result = await input.db.execute(verdict.sql, {
     maxRows: input.maxRows,
     timeoutMs: input.timeoutMs,
+    ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
     signal: input.signal,
   });
   return { sql: verdict.sql, result };

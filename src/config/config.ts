@@ -45,6 +45,16 @@ export interface Config {
   numCtx: number | undefined;
   /** Most repair attempts after a database error. Default 2. */
   maxRepairs: number;
+  /**
+   * HTTP API: most `POST /api/sql` and `POST /api/ask` requests one user may have running at once;
+   * one more is answered 429. Default 4.
+   */
+  maxRequestsPerUser: number;
+  /**
+   * Worker threads that parse and check long statements off the server's main thread
+   * (`sql/check-pool.ts`); 0: on the main thread. Undefined (default): one per CPU but one, 1–4.
+   */
+  checkThreads: number | undefined;
   /** Log level for stderr logs. Default `warn`. */
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   /**
@@ -201,6 +211,18 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     flag: '--timeout-ms',
     schema: int(100, 86_400_000),
     describe: 'statement timeout (ms)',
+  },
+  maxRequestsPerUser: {
+    env: 'SQLRECALL_MAX_REQUESTS_PER_USER',
+    flag: '--max-requests-per-user',
+    schema: int(1, 1000),
+    describe: 'requests one user may run at once (HTTP API)',
+  },
+  checkThreads: {
+    env: 'SQLRECALL_CHECK_THREADS',
+    flag: '--check-threads',
+    schema: int(0, 64).optional(),
+    describe: 'threads that check long statements (0: main thread)',
   },
   schemas: {
     env: 'SQLRECALL_SCHEMAS',
@@ -379,6 +401,8 @@ function defaults(): Record<keyof Config, unknown> {
     maxRows: 1000,
     maxResultBytes: 64 * 1024 * 1024,
     statementTimeoutMs: 30_000,
+    maxRequestsPerUser: 4,
+    checkThreads: undefined,
     schemas: '',
     numCtx: undefined,
     maxRepairs: 2,

@@ -29,7 +29,8 @@ export type ErrorCode =
   | 'internal'
   | 'db_busy'
   | 'result_too_large'
-  | 'memory_unavailable';
+  | 'memory_unavailable'
+  | 'too_many_requests';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -63,6 +64,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   result_too_large: { exitCode: 4, httpStatus: 422 },
   // The memory store is locked by another process or cannot be reached (issue 15): exit 6, HTTP 503.
   memory_unavailable: { exitCode: 6, httpStatus: 503 },
+  // HTTP API: the user already has as many statements or questions running as one user may
+  // (SQLRECALL_MAX_REQUESTS_PER_USER); the caller should wait (Retry-After). Exit 2: the call was
+  // refused as sent, like a usage error.
+  too_many_requests: { exitCode: 2, httpStatus: 429 },
 };
 
 /** Facts any error may carry (never secrets). */
@@ -158,6 +163,12 @@ export interface ErrorDetailsByCode {
     maxBytes?: number;
   };
   memory_unavailable: CommonErrorDetails;
+  too_many_requests: CommonErrorDetails & {
+    /** Requests of this user running now. */
+    running?: number;
+    /** Most requests one user may run at once. */
+    limit?: number;
+  };
 }
 
 /**

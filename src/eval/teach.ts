@@ -9,7 +9,13 @@ import type { AskOutcome } from '../core/steps.js';
 import type { AskPipeline, TaughtMemory, TeachReport } from './run.js';
 
 /** Errors that end the teaching (and the run) instead of skipping one sentence. */
-const FATAL = new Set(['model_unreachable', 'model_missing', 'memory_embedding_mismatch', 'memory_store']);
+const FATAL = new Set([
+  'model_unreachable',
+  'model_missing',
+  'memory_embedding_mismatch',
+  'memory_store',
+  'memory_unavailable',
+]);
 
 /** Phrases that already make a sentence an instruction to remember. */
 const INSTRUCTION_OPENING = /^(?:remember|always|never|from now on|note that|keep in mind)\b/i;

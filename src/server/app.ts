@@ -11,6 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { SqlrecallError } from '../core/errors.js';
 import { sanitizeLogText } from '../core/log.js';
+import { DEFAULT_MAX_REQUESTS_PER_USER, perUserConcurrency } from './concurrency.js';
 import { type AppEnv, apiError, sendError } from './context.js';
 import type { ServerDeps } from './deps.js';
 import { importLimits } from './import-limits.js';
@@ -141,6 +142,10 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
   app.use('/api/*', authenticate(deps));
   // Imports: size, nesting, counts and text sizes checked after sign-in and before any work.
   app.use('/api/memories/import', importLimits());
+  // Statements and questions: a bounded number per user at once (429 past it).
+  const concurrency = perUserConcurrency(deps.maxRequestsPerUser ?? DEFAULT_MAX_REQUESTS_PER_USER);
+  app.use('/api/sql', concurrency);
+  app.use('/api/ask', concurrency);
 
   registerSystem(app, deps);
   registerAsk(app, deps);

@@ -79,4 +79,9 @@ export interface ServerDeps {
   webRoot?: string;
   /** Extra Host header names accepted in local mode (besides localhost, 127.0.0.1, [::1]). */
   allowedHosts?: string[];
+  /**
+   * Most `POST /api/sql` and `POST /api/ask` requests one user may have running at once (429
+   * past it); default `DEFAULT_MAX_REQUESTS_PER_USER` (4, `concurrency.ts`).
+   */
+  maxRequestsPerUser?: number;
 }

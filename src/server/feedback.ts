@@ -9,7 +9,7 @@ import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { checkFact } from '../memory/extract.js';
 import { normalizeText } from '../memory/store/index.js';
-import { guardSql } from '../sql/guard.js';
+import { guardSqlOffThread } from '../sql/check-pool.js';
 import { apiError } from './context.js';
 import type { ServerMemory } from './deps.js';
 
@@ -37,7 +37,7 @@ export async function applyFeedback(
     if (feedback.rating === 'up') throw apiError('usage', 'Thumbs up needs the SQL of the answer.');
     return null;
   }
-  const verdict = await guardSql(given);
+  const verdict = await guardSqlOffThread(given);
   if (!verdict.ok)
     throw apiError('guard_refused', `The SQL cannot be stored as an example: ${verdict.reason}.`);
   const fact = await checkFact({ kind: 'example', text: feedback.question }, schema);

@@ -57,6 +57,7 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     log: options.log,
     webRoot: options.webRoot,
     allowedHosts: options.allowedHosts,
+    maxRequestsPerUser: config.maxRequestsPerUser,
     async memory() {
       const m = await memory();
       return { store: m.store, service: m.service, embedder: m.embedder };

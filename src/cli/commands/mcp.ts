@@ -48,7 +48,16 @@ export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number
       log,
       version: process.env.npm_package_version ?? '0.1.0',
     });
-    const transport = new StdioServerTransport(io.stdin, io.stdout);
+    // One message line is bounded: a longer one is answered with a JSON-RPC error and dropped,
+    // and the server goes on (mcp/line-limit.ts).
+    const { limitLines, oversizedReply } = await import('../../mcp/line-limit.js');
+    const lines = io.stdin.pipe(
+      limitLines((id, bytes) => {
+        io.stdout.write(oversizedReply(id, bytes));
+        log(`note: a message of ${bytes} bytes was refused (too large)`);
+      }),
+    );
+    const transport = new StdioServerTransport(lines, io.stdout);
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       io.stdin.once('end', resolve);

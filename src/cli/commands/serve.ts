@@ -13,6 +13,7 @@ import { createApp, defaultWebRoot } from '../../server/app.js';
 import type { AuthMode } from '../../server/deps.js';
 import { depsFromRuntime, memoryClient } from '../../server/runtime-deps.js';
 import { UserDirectory } from '../../server/users.js';
+import { closeCheckPool, configureCheckThreads, defaultCheckThreads } from '../../sql/check-pool.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import type { GlobalOptions } from '../program.js';
@@ -76,6 +77,16 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
           else logger.info(entry, 'request');
         },
       });
+      // Long statements are parsed and checked on worker threads, so one user's statements never
+      // stall the others' requests (sql/check-pool.ts); started now, with the parser loaded.
+      await configureCheckThreads(config.checkThreads ?? defaultCheckThreads(), { warm: true }).catch(
+        async (cause: unknown) => {
+          io.stderr.write(
+            `${pc.yellow('warning:')} statements are checked on the main thread: the checker threads did not start (${cause instanceof Error ? cause.message : String(cause)}).\n`,
+          );
+          await configureCheckThreads(0);
+        },
+      );
       // Open the database, the memory store and the models now: problems show at start, not on the first question.
       await deps.assistant();
       // Issue 10, item 8: a superuser or a role that can write is worth a loud warning at start.
@@ -110,6 +121,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      await closeCheckPool();
       return 0;
     },
     { warn: warnTo(io) },

@@ -4,6 +4,7 @@
  * comment. `--json` streams one JSON document (row by row, never one giant string). Ctrl-C
  * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
+import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
 import type { Config } from '../../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import type { QueryResult } from '../../core/ports.js';
@@ -16,10 +17,32 @@ import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, writeJsonStreaming } from '../output.js';
 import type { GlobalOptions } from '../program.js';
 
+/** The usage error of a statement over {@link MAX_SQL_CHARS}, the limit of `POST /api/sql` too. */
+function tooLong(where: string): SqlrecallError {
+  return new SqlrecallError(
+    'usage',
+    `The SQL ${where}is longer than ${MAX_SQL_CHARS.toLocaleString('en')} characters, the limit of one statement.`,
+    { details: { hint: 'Run one statement at a time; put long value lists in a table and join it.' } },
+  );
+}
+
+/**
+ * Reads the statement from stdin, at most {@link MAX_SQL_CHARS} characters: reading stops as soon
+ * as the input cannot fit (4 bytes per character at most in UTF-8), so a huge input is never held.
+ * @throws SqlrecallError `usage` when it is longer
+ */
 async function readStdin(io: CliIO): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  let bytes = 0;
+  for await (const chunk of io.stdin) {
+    const buffer = Buffer.from(chunk as Buffer);
+    bytes += buffer.length;
+    if (bytes > MAX_SQL_CHARS * 4) throw tooLong('on standard input ');
+    chunks.push(buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.length > MAX_SQL_CHARS) throw tooLong('on standard input ');
+  return text;
 }
 
 /** The user-facing refusal: `Refused: pg_sleep can stall the database`. */
@@ -52,6 +75,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   try {
     config = configFrom(io, opts, { demoDefault: true });
     if (sql.trim() === '-') sql = await readStdin(io);
+    else if (sql.length > MAX_SQL_CHARS) throw tooLong('');
     const allowTables = config.allowTables;
     // The allowlist resolves unqualified names through the search path: it needs the catalog.
     let schema: Schema | undefined;

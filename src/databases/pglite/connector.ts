@@ -21,6 +21,8 @@ import { queryError, unreachableError } from '../postgres/errors.js';
 import { executeReadOnly, type RawResult, type ReadOnlySession } from '../postgres/execute.js';
 import { introspectCatalog } from '../postgres/introspect.js';
 import { TypeNameCache } from '../postgres/type-names.js';
+import { MAX_DECODED_ROW_BYTES } from '../postgres/wire-gate.js';
+import { queryRawStreamed } from './raw-stream.js';
 import { acquireSharedPglite, brokenConnection, openPglite, sharedAccess } from './sharing.js';
 
 /** Options of {@link createPgliteConnector}. */
@@ -39,39 +41,6 @@ export interface PgliteConnectorOptions {
    * not answer); default `SHARED_PGLITE_WAIT_MS` (30 s, `sharing.ts`).
    */
   waitMs?: number;
-}
-
-type ParserMap = Record<number, (value: string) => string>;
-
-/**
- * Parsers that keep every value as the server's text. PGlite merges query parsers over its own
- * with an object spread, so each known type oid needs an explicit entry; oids it does not know
- * (user enums, their arrays) come back as text anyway.
- */
-async function rawParsers(db: PGlite): Promise<ParserMap> {
-  // Built once per instance (issue 15: it was rebuilt for every statement, ≈0.25 ms each) and
-  // again if the instance learnt more types (`refreshArrayTypes`); it holds no data, only an
-  // identity parser per type oid.
-  const count = Object.keys(db.parsers).length;
-  const known = parserMaps.get(db);
-  if (known?.count === count) return known.parsers;
-  const parsers = await buildRawParsers(db);
-  parserMaps.set(db, { count, parsers });
-  return parsers;
-}
-
-/** {@link rawParsers} per instance, with the number of the instance's parsers it was built from. */
-const parserMaps = new WeakMap<PGlite, { count: number; parsers: ParserMap }>();
-
-async function buildRawParsers(db: PGlite): Promise<ParserMap> {
-  const { types: pgliteTypes } = await import('@electric-sql/pglite');
-  const identity = (value: string): string => value;
-  const parsers: ParserMap = {};
-  for (const key of [...Object.keys(db.parsers), ...Object.keys(pgliteTypes.parsers)]) {
-    const oid = Number(key);
-    if (Number.isInteger(oid)) parsers[oid] = identity;
-  }
-  return parsers;
 }
 
 /** Runs `fn` with the instance: directly, or inside the gate it shares with socket clients. */
@@ -120,26 +89,21 @@ function instanceConnector(
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       if (executeOptions.signal?.aborted) throw queryError({ code: '57014' }, { displayName, aborted: true });
       try {
-        return await run(async (db) => {
-          const parsers = await rawParsers(db);
-          return db.transaction((tx) => {
+        return await run(async (db) =>
+          db.transaction((tx) => {
             const session: ReadOnlySession = {
               query: (text, params) => tx.query(text, params),
               begin: async (settings) => {
                 await tx.exec(['SET TRANSACTION READ ONLY', ...settings].join('; '));
               },
-              queryRaw: async (text): Promise<RawResult> => {
-                const result = await tx.query<(string | null)[]>(text, [], { rowMode: 'array', parsers });
-                return {
-                  fields: result.fields.map((field) => ({ name: field.name, typeOid: field.dataTypeID })),
-                  rows: result.rows,
-                };
-              },
+              // Protocol bytes through the wire gate: a row past the budget is never decoded.
+              queryRaw: (text, limitBytes = MAX_DECODED_ROW_BYTES): Promise<RawResult> =>
+                queryRawStreamed(db, text, limitBytes),
               rollback: () => tx.rollback(),
             };
             return executeReadOnly(session, sql, executeOptions, types, false);
-          });
-        });
+          }),
+        );
       } catch (error) {
         throw queryError(error, { displayName, timeoutMs: executeOptions.timeoutMs });
       }

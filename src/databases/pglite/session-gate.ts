@@ -22,6 +22,7 @@
  * a party that runs statement after statement pays nothing.
  */
 import type { PGlite } from '@electric-sql/pglite';
+import type { DiskGuard } from './disk-guard.js';
 
 /** A setting as `[name, value]`, applied with `set_config(name, value, false)`. */
 export type Setting = readonly [name: string, value: string];
@@ -199,11 +200,14 @@ export function readResponse(response: Uint8Array): { rows: (string | null)[][];
  * The {@link SessionSwitch} of a PGlite instance (see the module comment for what it resets). Each
  * step is ONE exchange of simple-protocol messages below PGlite's own query layer: a switch costs
  * about a millisecond or two (bench/session-switch.ts), not the ~2 ms per statement of `db.query`.
+ * @param disk the instance's disk guard, checked before each exchange
  * @throws from `save`/`reset` the database's error (e.g. a client's connection option that names
- *   no setting, or a value it refuses)
+ *   no setting, or a value it refuses); DiskFullError once `disk` stopped the instance
  */
-export function pgliteSessionSwitch(db: PGlite): SessionSwitch {
+export function pgliteSessionSwitch(db: PGlite, disk?: DiskGuard): SessionSwitch {
   const exchange = async (messages: Buffer[]) => {
+    // A stopped instance is never entered again, not even to switch its session (disk-guard.ts).
+    disk?.check(false);
     const { rows, error } = readResponse(await db.execProtocolRaw(new Uint8Array(Buffer.concat(messages))));
     if (error !== undefined) throw new Error(error);
     return rows;

@@ -23,6 +23,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
+import { DiskGuard } from './disk-guard.js';
 import { Gate, pgliteSessionSwitch, type Setting } from './session-gate.js';
 import { pgliteStartParams } from './start-params.js';
 import { seedFromTemplate, type TemplateName, templateBlob } from './template.js';
@@ -200,6 +201,8 @@ export async function openPglite(
 interface Owner {
   db: PGlite;
   gate: Gate;
+  /** Stops every use of `db` once its disk filled up (see `disk-guard.ts`). */
+  disk: DiskGuard;
   /** Undefined when the directory's socket path is too long to serve (then it is not shared). */
   mux: WireMux | undefined;
   refs: number;
@@ -235,9 +238,10 @@ async function openOwner(
   try {
     db = await openPglite(dir, options.vector ?? false, options.template);
     // Every turn of this process on the session starts clean, with its own settings (session-gate.ts).
-    const gate = new Gate(pgliteSessionSwitch(db), options.settings);
-    const mux = runDir ? await startWireMux(db, gate, runDir) : undefined;
-    return { db, gate, mux, refs: 0, release };
+    const disk = new DiskGuard(dir);
+    const gate = new Gate(pgliteSessionSwitch(db, disk), options.settings);
+    const mux = runDir ? await startWireMux(db, gate, runDir, { disk }) : undefined;
+    return { db, gate, disk, mux, refs: 0, release };
   } catch (error) {
     await db?.close().catch(() => undefined);
     release();
@@ -250,7 +254,8 @@ async function closeOwner(owner: Owner): Promise<void> {
     await owner.mux?.close();
     // Let a client's transaction in flight finish (or be rolled back) before closing.
     await owner.gate.run(async () => {
-      if (!owner.db.closed) await owner.db.close();
+      // A stopped instance is never entered again, not even to close it (it would not return).
+      if (!owner.db.closed && !owner.disk.stopped) await owner.db.close();
     });
   } finally {
     owner.release();
@@ -275,6 +280,8 @@ export interface OwnedPglite {
   kind: 'owner';
   db: PGlite;
   gate: Gate;
+  /** Check it before each use of `db` and pass it each error (see `disk-guard.ts`). */
+  disk: DiskGuard;
   /** Other processes' connections to this directory's socket now (see `WireMux.activity`); undefined when it is not served. */
   activity(): { clients: number; changedAt: number } | undefined;
   release(): Promise<void>;
@@ -360,6 +367,7 @@ export async function acquireSharedPglite<C>(
         kind: 'owner',
         db: owner.db,
         gate: owner.gate,
+        disk: owner.disk,
         activity: () => owner.mux?.activity(),
         release: async () => {
           if (released) return;

@@ -23,6 +23,9 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import { errorResponse } from '../postgres/wire-gate.js';
+import { DISK_FULL, type DiskGuard } from './disk-guard.js';
+import { streamProtocol } from './raw-stream.js';
 import type { Gate, Party, Setting } from './session-gate.js';
 
 export { Gate, pgliteSessionSwitch } from './session-gate.js';
@@ -112,6 +115,47 @@ export function lastReadyStatus(response: Uint8Array): string | undefined {
   return status;
 }
 
+/** Whether bytes streaming past held an ErrorResponse field `C53100` (disk_full). */
+class DiskFullWatch {
+  private carry = '';
+  seen = false;
+
+  push(bytes: Uint8Array): void {
+    if (this.seen) return;
+    const text =
+      this.carry + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    if (text.includes(`\0C${DISK_FULL}\0`)) this.seen = true;
+    this.carry = text.slice(-8);
+  }
+}
+
+/**
+ * The transaction status of a response that ends with ReadyForQuery, from its last 6 bytes as
+ * they stream past ({@link lastReadyStatus} for a response held whole).
+ */
+export class ReadyTail {
+  private readonly last = new Uint8Array(6);
+  private length = 0;
+
+  /** Notes the next bytes of the response. */
+  push(bytes: Uint8Array): void {
+    if (bytes.length >= 6) {
+      this.last.set(bytes.subarray(bytes.length - 6));
+      this.length = 6;
+      return;
+    }
+    const keep = Math.min(this.length, 6 - bytes.length);
+    this.last.copyWithin(0, this.length - keep, this.length);
+    this.last.set(bytes, keep);
+    this.length = keep + bytes.length;
+  }
+
+  /** `I`, `T` or `E` when the bytes so far end with a ReadyForQuery, else undefined. */
+  status(): string | undefined {
+    return this.length === 6 ? lastReadyStatus(this.last) : undefined;
+  }
+}
+
 /**
  * Longest Unix socket path, in bytes, that every supported system accepts: `sun_path` holds 108
  * bytes on Linux and 104 on macOS, NUL included. A longer path is refused before `listen` (on
@@ -133,6 +177,8 @@ export interface WireMuxOptions {
    * {@link IDLE_IN_TRANSACTION_MS}.
    */
   idleInTransactionMs?: number;
+  /** The instance's disk guard: a stopped instance answers every client with its reason. */
+  disk?: DiskGuard;
 }
 
 /**
@@ -177,7 +223,7 @@ export async function startWireMux(
     sockets.add(socket);
     changedAt = Date.now();
     socket.unref();
-    serveClient(db, gate, socket, idleLimitMs, () => {
+    serveClient(db, gate, socket, { idleLimitMs, disk: options.disk }, () => {
       sockets.delete(socket);
       changedAt = Date.now();
     });
@@ -206,7 +252,13 @@ export async function startWireMux(
 }
 
 /** One client connection: frames its messages and runs them through the gate in order. */
-function serveClient(db: PGlite, gate: Gate, socket: Socket, idleLimitMs: number, onGone: () => void): void {
+function serveClient(
+  db: PGlite,
+  gate: Gate,
+  socket: Socket,
+  { idleLimitMs, disk }: { idleLimitMs: number; disk: DiskGuard | undefined },
+  onGone: () => void,
+): void {
   let buffered: Buffer = Buffer.alloc(0);
   let started = false;
   let batch: Buffer[] = [];
@@ -251,22 +303,37 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, idleLimitMs: number
     try {
       if (!release) release = await gate.acquire(party);
     } catch {
-      // The session could not be switched to this client (PGlite closed): drop it.
-      socket.destroy();
+      // The session could not be switched to this client (PGlite closed, or its disk stopped it;
+      // the gate is passed on already): drop the client, with the reason when there is one.
+      if (disk?.stopped) refuse(disk);
+      else socket.destroy();
       return;
     }
-    let response: Uint8Array;
+    if (disk?.stopped) {
+      // The instance is never entered again (disk-guard.ts): the client gets the reason.
+      refuse(disk);
+      return;
+    }
+    // The response goes to the socket chunk by chunk as the backend writes it, through the wire
+    // gate (never decoded here: a row too large to decode becomes an error for this client only).
+    const tail = new ReadyTail();
+    const diskFull = new DiskFullWatch();
     try {
-      response = await db.execProtocolRaw(new Uint8Array(message));
+      await streamProtocol(db, new Uint8Array(message), (bytes) => {
+        tail.push(bytes);
+        if (disk) diskFull.push(bytes);
+        if (!gone && socket.writable) socket.write(Buffer.from(bytes));
+      });
+      if (diskFull.seen) disk?.noteDiskFull();
     } catch {
-      // PGlite itself failed (closed under us): drop this client, hand the gate on.
+      // PGlite itself failed (closed under us), or the response could not be passed on: drop
+      // this client, hand the gate on.
       release();
       release = undefined;
       socket.destroy();
       return;
     }
-    if (!gone && socket.writable && response.length > 0) socket.write(response);
-    const status = lastReadyStatus(response);
+    const status = tail.status();
     if (status === 'I' && release) {
       release();
       release = undefined;
@@ -279,6 +346,10 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, idleLimitMs: number
       party.settings = startupSettings(message);
       release = await gate.acquire(party);
     } catch (error) {
+      if (disk?.stopped) {
+        refuse(disk);
+        return;
+      }
       // Options PostgreSQL would refuse at connection: refused the same way, nothing changed.
       if (socket.writable) socket.write(fatalMessage('22023', (error as Error).message));
       socket.end();
@@ -296,15 +367,36 @@ function serveClient(db: PGlite, gate: Gate, socket: Socket, idleLimitMs: number
     });
   };
 
+  /** Answers with the stopped instance's reason and hands the gate on; the client is dropped. */
+  const refuse = (guard: DiskGuard): void => {
+    const error = guard.note(new Error('stopped')) as Error;
+    if (!gone && socket.writable) {
+      socket.write(
+        Buffer.concat([
+          errorResponse([
+            ['S', 'FATAL'],
+            ['V', 'FATAL'],
+            ['C', DISK_FULL],
+            ['M', error.message],
+          ]),
+          Buffer.from([0x5a, 0, 0, 0, 5, 0x49]), // ReadyForQuery, idle
+        ]),
+      );
+    }
+    release?.();
+    release = undefined;
+    socket.end();
+  };
+
   const finish = (): void => {
     if (gone) return;
     gone = true;
     stopIdleTimer();
     onGone();
     chain = chain.then(async () => {
-      if (release) {
+      if (release && !disk?.stopped) {
         try {
-          await db.execProtocolRaw(new Uint8Array(RESET));
+          await streamProtocol(db, new Uint8Array(RESET), () => {});
         } catch {
           // the instance is closing anyway
         }

@@ -10,8 +10,10 @@ import { withRetry } from '../../core/retry.js';
 import type { Schema } from '../../core/schema.js';
 import { isRefusedOrReset, queryError, unreachableError } from './errors.js';
 import { executeReadOnly, type RawResult, type ReadOnlySession } from './execute.js';
+import { gatedClient, withRowBudget } from './gated-client.js';
 import { introspectCatalog } from './introspect.js';
 import { TypeNameCache } from './type-names.js';
+import { MAX_DECODED_ROW_BYTES } from './wire-gate.js';
 
 /** Options of {@link createPostgresConnector}. */
 export interface PostgresConnectorOptions {
@@ -84,6 +86,8 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
       : { host: options.socketDir, port: 5432, user: 'postgres', database: 'postgres' };
   const pool = new pg.Pool({
     ...target,
+    // Rows are measured on the wire before pg decodes them (gated-client.ts).
+    Client: gatedClient(pg),
     max: POOL_MAX,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 10_000,
@@ -195,17 +199,20 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         begin: async (settings) => {
           await client.query(['BEGIN TRANSACTION READ ONLY', ...settings].join('; '));
         },
-        queryRaw: async (text): Promise<RawResult> => {
+        queryRaw: async (text, limitBytes = MAX_DECODED_ROW_BYTES): Promise<RawResult> => {
           const config: ExtendedQueryConfig = {
             text,
             rowMode: 'array',
             types: RAW_TYPES,
             queryMode: 'extended',
           };
-          const result = await client.query<(string | null)[]>(config);
+          const { value: result, heldBack } = await withRowBudget(client, limitBytes, () =>
+            client.query<(string | null)[]>(config),
+          );
           return {
             fields: result.fields.map((field) => ({ name: field.name, typeOid: field.dataTypeID })),
             rows: result.rows,
+            ...(heldBack ? { heldBack } : {}),
           };
         },
         rollback: async () => {

@@ -4,6 +4,7 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { redactSecrets } from '../../core/redact.js';
+import { ROW_LIMIT_ROUTINE } from './wire-gate.js';
 
 /** Fields a driver error may carry (pg's DatabaseError, PGlite's DatabaseError, Node's SystemError). */
 interface DriverErrorFields {
@@ -116,6 +117,7 @@ function formatMs(ms: number): string {
  * Maps an error thrown while running a statement.
  * - 57014 (query_canceled) → `db_timeout` (or `db_query` "cancelled" when the caller aborted)
  * - connection failures → `db_unreachable`
+ * - a row the driver refused to decode (`wire-gate.ts`, SQLSTATE 54000) → `result_too_large`
  * - anything else → `db_query` with `"<server message> (SQLSTATE xxxxx)"` and `details.sqlState`
  */
 export function queryError(
@@ -139,6 +141,12 @@ export function queryError(
     );
   }
   if (isConnectionError(error)) return unreachableError(context.displayName, error);
+  if (state === '54000' && (error as { routine?: unknown }).routine === ROW_LIMIT_ROUTINE) {
+    return new SqlrecallError('result_too_large', `${messageOf(error)}.`, {
+      cause: error,
+      details: { hint: 'Select fewer or shorter columns (e.g. left(col, 1000)).' },
+    });
+  }
   const message = redactSecrets(messageOf(error));
   return new SqlrecallError('db_query', state ? `${message} (SQLSTATE ${state})` : message, {
     cause: error,

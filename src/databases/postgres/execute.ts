@@ -9,11 +9,17 @@ import { DEFAULT_MAX_RESULT_BYTES, type ExecuteOptions, type QueryResult } from 
 import type { Queryable } from './queryable.js';
 import type { TypeNameCache } from './type-names.js';
 import { convertValue } from './values.js';
+import type { HeldBack } from './wire-gate.js';
 
 /** A result with every value as the server's text (or null). */
 export interface RawResult {
   fields: { name: string; typeOid: number }[];
   rows: (string | null)[][];
+  /**
+   * The first row the driver held back, undecoded, because it would have passed `limitBytes`
+   * (`wire-gate.ts`); every row after it was held back too.
+   */
+  heldBack?: HeldBack;
 }
 
 /** One connection inside one transaction, as each driver provides it. */
@@ -23,8 +29,12 @@ export interface ReadOnlySession extends Queryable {
    * statements) in one round trip.
    */
   begin(settings: string[]): Promise<void>;
-  /** Runs ONE statement on the extended query protocol; values as raw text. */
-  queryRaw(sql: string): Promise<RawResult>;
+  /**
+   * Runs ONE statement on the extended query protocol; values as raw text. Rows past `limitBytes`
+   * (bytes of their values, counted on the wire before decoding; default: only the driver's own
+   * ceiling, `MAX_DECODED_ROW_BYTES`) are not decoded: see {@link RawResult.heldBack}.
+   */
+  queryRaw(sql: string, limitBytes?: number): Promise<RawResult>;
   /** Ends the transaction without committing anything. */
   rollback(): Promise<void>;
 }
@@ -123,6 +133,8 @@ interface Gathered {
   fields: RawResult['fields'];
   rows: (string | null)[][];
   truncatedReason?: 'max_rows' | 'max_bytes';
+  /** The row that did not fit, when the driver held it back before decoding. */
+  heldBack?: HeldBack;
 }
 
 /**
@@ -142,7 +154,8 @@ async function gather(
   let batch = Math.min(maxRows + 1, FIRST_BATCH_ROWS);
   for (;;) {
     throwIfAborted(signal);
-    const raw = await session.queryRaw(`FETCH ${batch} FROM ${CURSOR}`);
+    // The driver holds back, undecoded, the rows past what is left of the budget.
+    const raw = await session.queryRaw(`FETCH ${batch} FROM ${CURSOR}`, maxBytes - bytes);
     fields ??= raw.fields;
     for (const row of raw.rows) {
       if (rows.length === maxRows) return { fields, rows, truncatedReason: 'max_rows' };
@@ -150,6 +163,10 @@ async function gather(
       if (bytes + size > maxBytes) return { fields, rows, truncatedReason: 'max_bytes' };
       bytes += size;
       rows.push(row);
+    }
+    if (raw.heldBack) {
+      if (rows.length === maxRows) return { fields, rows, truncatedReason: 'max_rows' };
+      return { fields, rows, truncatedReason: 'max_bytes', heldBack: raw.heldBack };
     }
     if (raw.rows.length < batch) return { fields, rows };
     const average = Math.max(1, bytes / Math.max(1, rows.length));
@@ -185,8 +202,8 @@ export async function executeReadOnly(
       await session.queryRaw(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${sql}`);
       gathered = await gather(session, maxRows, maxBytes, options.signal);
     } else {
-      const raw = await session.queryRaw(sql);
-      gathered = { fields: raw.fields, rows: [] };
+      const raw = await session.queryRaw(sql, maxBytes);
+      gathered = { fields: raw.fields, rows: [], ...(raw.heldBack ? { heldBack: raw.heldBack } : {}) };
       let bytes = 0;
       for (const row of raw.rows) {
         if (gathered.rows.length === maxRows) {
@@ -200,6 +217,7 @@ export async function executeReadOnly(
         }
         gathered.rows.push(row);
       }
+      if (raw.heldBack && gathered.rows.length < maxRows) gathered.truncatedReason = 'max_bytes';
     }
     await types.resolve(
       gathered.fields.map((field) => field.typeOid),
@@ -211,11 +229,16 @@ export async function executeReadOnly(
     throw error;
   }
   await session.rollback();
-  const { fields, rows, truncatedReason } = gathered;
+  const { fields, rows, truncatedReason, heldBack } = gathered;
   if (truncatedReason === 'max_bytes' && rows.length === 0) {
+    const size = heldBack ? ` (${formatBytes(heldBack.rowBytes)})` : '';
+    const budget =
+      heldBack && heldBack.remainingBytes < maxBytes
+        ? `the ${formatBytes(heldBack.remainingBytes)} one row may have`
+        : `the result budget of ${formatBytes(maxBytes)}`;
     throw new SqlrecallError(
       'result_too_large',
-      `The first row alone is larger than the result budget of ${formatBytes(maxBytes)}.`,
+      `The first row alone${size} is larger than ${budget}; it was not read.`,
       {
         details: {
           maxBytes,

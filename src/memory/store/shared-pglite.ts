@@ -6,6 +6,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../../core/errors.js';
+import { DiskGuard } from '../../databases/pglite/disk-guard.js';
 import { Gate, type Setting } from '../../databases/pglite/session-gate.js';
 import {
   acquireSharedPglite,
@@ -15,6 +16,7 @@ import {
   SHARED_PGLITE_WAIT_MS,
   sharedAccess,
 } from '../../databases/pglite/sharing.js';
+import { gatedClient } from '../../databases/postgres/gated-client.js';
 import { queryPrepared } from './prepared.js';
 import {
   loadPg,
@@ -44,23 +46,50 @@ const STORE_CONNECTION_OPTIONS = STORE_SESSION_SETTINGS.map(([name, value]) => `
   ' ',
 );
 
-/** The `SqlClient` methods on an owned PGlite, every call through the gate. */
-function ownerSession(db: PGlite, gate: Gate): Pick<SqlClient, 'query' | 'transaction'> {
+/** Statements that only read: they skip the free-space check (`disk-guard.ts`). */
+const READ_ONLY = /^\s*select\b/i;
+
+/**
+ * The `SqlClient` methods on an owned PGlite, every call through the gate and the disk guard: a
+ * write is refused while the disk has too little free space, and after a disk-full error the
+ * instance is never entered again (not even for the ROLLBACK), so a full disk is an error, never a
+ * backend that spins.
+ */
+function ownerSession(db: PGlite, gate: Gate, disk: DiskGuard): Pick<SqlClient, 'query' | 'transaction'> {
+  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      throw disk.note(error);
+    }
+  };
   return {
     async query<R extends Row>(text: string, params: unknown[] = []): Promise<R[]> {
-      // A parameterized statement keeps its plan in this session (prepared.ts) until the session
-      // is reset for another client.
-      return gate.run(() => queryPrepared<R>(db, text, params, gate.resets));
+      return gate.run(() => {
+        disk.check(!READ_ONLY.test(text));
+        // A parameterized statement keeps its plan in this session (prepared.ts) until the session
+        // is reset for another client.
+        return guarded(() => queryPrepared<R>(db, text, params, gate.resets));
+      });
     },
     async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
-      return gate.run(() =>
-        db.transaction((tx) =>
-          fn({
-            query: async <R extends Row>(text: string, params: unknown[] = []) =>
-              (await tx.query<R>(text, params)).rows,
-          }),
-        ),
-      );
+      return gate.run(async () => {
+        disk.check(true);
+        // BEGIN/COMMIT by hand rather than `db.transaction`, whose ROLLBACK after a failed write
+        // would enter a backend the disk stopped.
+        await guarded(() => db.exec('BEGIN'));
+        try {
+          const result = await fn({
+            query: <R extends Row>(text: string, params: unknown[] = []) =>
+              guarded(async () => (await db.query<R>(text, params)).rows),
+          });
+          await guarded(() => db.exec('COMMIT'));
+          return result;
+        } catch (error) {
+          if (!disk.stopped) await db.exec('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      });
     },
   };
 }
@@ -86,7 +115,7 @@ function unavailable(dir: string, pid: number, cause: unknown): SqlrecallError {
 }
 
 function ownerMode(owned: OwnedPglite): Mode {
-  return { kind: 'owner', session: ownerSession(owned.db, owned.gate), close: owned.release };
+  return { kind: 'owner', session: ownerSession(owned.db, owned.gate, owned.disk), close: owned.release };
 }
 
 /**
@@ -104,7 +133,7 @@ export function createSharedPgliteClient(
       const db = await openPglite(undefined, true);
       return {
         kind: 'owner',
-        session: ownerSession(db, new Gate()),
+        session: ownerSession(db, new Gate(), new DiskGuard('memory:')),
         close: async () => {
           if (!db.closed) await db.close();
         },
@@ -116,7 +145,10 @@ export function createSharedPgliteClient(
       template: 'memory-store', // a new store starts migrated (`template.ts`)
       waitMs: options.waitMs,
       connect: async (runDir) => {
-        const pool = new (loadPg().Pool)({
+        const pg = loadPg();
+        const pool = new pg.Pool({
+          // A row too large to decode fails its statement instead of the process (gated-client.ts).
+          Client: gatedClient(pg),
           host: runDir,
           port: 5432,
           user: 'postgres',

@@ -9,12 +9,14 @@ import type pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { withRetry } from '../../core/retry.js';
+import { DISK_FULL, DiskFullError, isDiskFull } from '../../databases/pglite/disk-guard.js';
 import {
   connectionReason,
   isConnectionError,
   isRefusedOrReset,
   sqlStateOf,
 } from '../../databases/postgres/errors.js';
+import { gatedClient } from '../../databases/postgres/gated-client.js';
 import { createSharedPgliteClient } from './shared-pglite.js';
 
 let pgModule: typeof pg | undefined;
@@ -53,18 +55,43 @@ export interface SqlClient extends SqlSession {
 
 export { LOCK_FILE_NAME } from '../../databases/pglite/sharing.js';
 
-/** Wraps a driver error as `memory_store` (connection problems get a reason sentence). */
+/** The text of any thrown value: its `message` when it has one (never "[object Object]"). */
+function messageOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message === 'string' && message !== '') return message;
+  if (typeof error === 'string') return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? `error ${code}` : 'an unknown error';
+}
+
+/**
+ * Wraps a driver error: the store unreachable (its connection refused or broken, its owner process
+ * gone mid-request) or its disk full is `memory_unavailable` (exit 6, HTTP 503); any other
+ * failure of a statement is `memory_store`.
+ */
 export function storeError(error: unknown, displayName: string): SqlrecallError {
   if (error instanceof SqlrecallError) return error;
   const state = sqlStateOf(error);
+  if (isDiskFull(error)) {
+    const dir = error instanceof DiskFullError ? error.dir : displayName;
+    const text = error instanceof DiskFullError ? error.message : `No space left on device for ${dir}.`;
+    return new SqlrecallError('memory_unavailable', `The memory store cannot write: ${text}`, {
+      cause: error,
+      details: {
+        url: displayName,
+        sqlState: DISK_FULL,
+        hint: `Free space on the disk that holds ${dir}.`,
+      },
+    });
+  }
   if (isConnectionError(error)) {
     return new SqlrecallError(
-      'memory_store',
+      'memory_unavailable',
       `Cannot reach the memory store at ${displayName}: ${connectionReason(error).replace(/\.?$/, '.')}`,
       { cause: error, details: { url: displayName, retryable: true, ...(state ? { sqlState: state } : {}) } },
     );
   }
-  const message = redactSecrets(error instanceof Error ? error.message : String(error)).replace(/\.?$/, '');
+  const message = redactSecrets(messageOf(error)).replace(/\.?$/, '');
   return new SqlrecallError(
     'memory_store',
     `The memory store failed: ${message}${state ? ` (SQLSTATE ${state})` : ''}.`,
@@ -89,8 +116,11 @@ export function createPgliteClient(
 
 /** A server PostgreSQL (needs the `vector` extension available) through a small `pg` pool. */
 export function createPostgresClient(url: string, options: { maxConnections?: number } = {}): SqlClient {
-  const pool = new (loadPg().Pool)({
+  const pg = loadPg();
+  const pool = new pg.Pool({
     connectionString: url,
+    // A row too large to decode fails its statement instead of the process (gated-client.ts).
+    Client: gatedClient(pg),
     max: options.maxConnections ?? 4,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
