@@ -23,6 +23,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import type { DiskGuard } from './disk-guard.js';
+import { streamProtocol } from './raw-stream.js';
 
 /** A setting as `[name, value]`, applied with `set_config(name, value, false)`. */
 export type Setting = readonly [name: string, value: string];
@@ -208,7 +209,13 @@ export function pgliteSessionSwitch(db: PGlite, disk?: DiskGuard): SessionSwitch
   const exchange = async (messages: Buffer[]) => {
     // A stopped instance is never entered again, not even to switch its session (disk-guard.ts).
     disk?.check(false);
-    const { rows, error } = readResponse(await db.execProtocolRaw(new Uint8Array(Buffer.concat(messages))));
+    // Through streamProtocol like every raw exchange: PGlite keeps the last raw-stream callback
+    // installed, so a plain execProtocolRaw would send this answer to the previous client's socket.
+    const chunks: Buffer[] = [];
+    await streamProtocol(db, new Uint8Array(Buffer.concat(messages)), (bytes) =>
+      chunks.push(Buffer.from(bytes)),
+    );
+    const { rows, error } = readResponse(new Uint8Array(Buffer.concat(chunks)));
     if (error !== undefined) throw new Error(error);
     return rows;
   };
