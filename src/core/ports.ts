@@ -129,5 +129,19 @@ export interface DatabaseConnector {
    * and a row cap. @throws SqlrecallError `db_query`, `db_timeout`, `db_unreachable`
    */
   execute(sql: string, options: ExecuteOptions): Promise<QueryResult>;
+  /**
+   * Runs our own fixed `statements` (the SQL guard's server-side analysis: `CREATE TEMP VIEW` of a
+   * guarded statement, then catalog reads) one after another in ONE transaction that is always
+   * rolled back, with the parsing settings of `execute` forced; returns the last statement's rows,
+   * every value as text (null for SQL NULL). The transaction is READ WRITE (a temporary view
+   * needs it) but nothing in it is executed beyond the statements given. Optional: a connector
+   * without it, or one whose server refuses it (a hot standby, a role without TEMP), leaves the
+   * guard to its conservative catalog check.
+   * @throws SqlrecallError `db_query`, `db_timeout`, `db_unreachable`
+   */
+  probe?(
+    statements: readonly string[],
+    options: { timeoutMs: number },
+  ): Promise<Record<string, string | null>[]>;
   close(): Promise<void>;
 }

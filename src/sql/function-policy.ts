@@ -20,10 +20,13 @@ import {
   DENIED_EXTENSIONS,
   MAX_BODY_DEPTH,
   POLICY_CACHE_MS,
+  SESSION_TEXT_FUNCTIONS,
+  SESSION_TEXT_RELATIONS,
 } from './function-rules.js';
 import { loadGuardParser } from './guard.js';
 import { GUARD_RULES, matchesPattern } from './guard-rules.js';
 import { parseTree, walkTree } from './parse-tree.js';
+import { analysedObjects, FIRST_USER_OID, probeStatements } from './server-analysis.js';
 
 /** A possibly schema-qualified name as written (unquoted names already lower-cased by the parser). */
 export interface QualifiedName {
@@ -46,6 +49,12 @@ export type PolicyVerdict = { ok: true } | { ok: false; reason: string; rule: st
 /** Runs one catalog query and returns its rows as text columns (null for SQL NULL). */
 export type CatalogQuery = (sql: string) => Promise<Record<string, string | null>[]>;
 
+/**
+ * Runs fixed statements in one transaction that is always rolled back and returns the last one's
+ * rows as text ({@link DatabaseConnector.probe}).
+ */
+export type ProbeQuery = (statements: readonly string[]) => Promise<Record<string, string | null>[]>;
+
 /** Options of {@link FunctionPolicy} and {@link withFunctionPolicy}. */
 export interface FunctionPolicyOptions {
   /**
@@ -55,6 +64,11 @@ export interface FunctionPolicyOptions {
   allowFunctions?: readonly string[];
   /** Clock for the cache (ms); default `Date.now`. */
   now?: () => number;
+  /**
+   * The server's analysis of a statement (`server-analysis.ts`); without it, or when the server
+   * refuses it, statements get the conservative name-based check.
+   */
+  probe?: ProbeQuery;
 }
 
 function stringsOf(list: Json | undefined): string[] {
@@ -78,6 +92,16 @@ export function treeReferences(root: Json): References {
     if (key === 'FuncCall') {
       const name = qualified(stringsOf(child.funcname));
       if (name) refs.functions.push(name);
+    } else if (key === 'A_Indirection') {
+      // `(x).f` calls f(x) when x has no field f: every field name is a possible call.
+      for (const part of Array.isArray(child.indirection) ? child.indirection : []) {
+        const name = ((part as JsonObject)?.String as JsonObject | undefined)?.sval;
+        if (typeof name === 'string') refs.functions.push({ name });
+      }
+    } else if (key === 'ColumnRef') {
+      // `t.f` calls f(t) when the row t has no column f: a qualified column name may be a call.
+      const parts = stringsOf(child.fields).filter((part) => part !== '');
+      if (parts.length >= 2) refs.functions.push({ name: parts[parts.length - 1]! });
     } else if (key === 'A_Expr') {
       const name = qualified(stringsOf(child.name));
       if (name) refs.operators.push(name);
@@ -119,6 +143,9 @@ export function plpgsqlReferences(body: string): References {
     const first = identifier(match[1]!);
     refs.functions.push(match[2] ? { schema: first, name: identifier(match[2]) } : { name: first });
   }
+  // `(x).f` and `r.f` may call f(x) / f(r): every name after a dot is a possible call too.
+  for (const match of body.matchAll(new RegExp(String.raw`\.\s*(${IDENT})`, 'gu')))
+    refs.functions.push({ name: identifier(match[1]!) });
   const words = new Set<string>();
   for (const match of body.matchAll(WORD)) words.add(identifier(match[0]));
   for (const word of words) refs.relations.push({ name: word });
@@ -134,6 +161,8 @@ interface ProcRow {
   name: string;
   volatility: string;
   secdef: boolean;
+  /** The function has SET clauses (`proconfig`), e.g. `SET role = …`. */
+  config: string | null;
   language: string;
   kind: string;
   src: string | null;
@@ -144,6 +173,7 @@ interface ProcRow {
 
 const PROC_COLUMNS = `p.oid::text AS oid, n.nspname::text AS schema, p.proname::text AS name,
   p.provolatile::text AS volatility, p.prosecdef::text AS secdef, l.lanname::text AS language,
+  p.proconfig::text AS config,
   p.prokind::text AS kind,
   CASE WHEN l.lanname IN ('sql', 'plpgsql') THEN p.prosrc END AS src,
   CASE WHEN l.lanname = 'sql' AND p.prokind = 'f' AND coalesce(p.prosrc, '') = ''
@@ -173,6 +203,7 @@ function procRow(row: Record<string, string | null>): ProcRow {
     name: row.name ?? '',
     volatility: row.volatility ?? 'v',
     secdef: row.secdef === 'true',
+    config: row.config ?? null,
     language: row.language ?? '',
     kind: row.kind ?? 'f',
     src: row.src ?? null,
@@ -201,6 +232,8 @@ export class FunctionPolicy {
   private readonly viewsByName = new Map<string, Cached<{ schema: string; def: string }[]>>();
   private readonly verdicts = new Map<string, Cached<PolicyVerdict>>();
   private searchPath: Cached<string[]> | undefined;
+  private otherSessions: Cached<boolean> | undefined;
+  private readonly probe: ProbeQuery | undefined;
   private readonly allow: readonly string[];
   private readonly now: () => number;
 
@@ -210,6 +243,7 @@ export class FunctionPolicy {
   ) {
     this.allow = options.allowFunctions ?? [];
     this.now = options.now ?? Date.now;
+    this.probe = options.probe;
   }
 
   /**
@@ -229,7 +263,12 @@ export class FunctionPolicy {
       );
     }
     try {
-      return await this.judgeReferences(refs, 'search-path', 0, new Set());
+      const analysed = await this.analyse(sql);
+      if (analysed)
+        return await this.judgeTree(analysed.tree, 0, new Set([`rel:${analysed.view}`]), 'the statement');
+      const byName = await this.judgeReferences(refs, 'search-path', 0, new Set());
+      if (!byName.ok) return byName;
+      return await this.judgeNamedRelations(refs.relations);
     } catch (error) {
       if (error instanceof SqlrecallError && (error.code === 'db_unreachable' || error.code === 'db_timeout'))
         throw error;
@@ -238,6 +277,216 @@ export class FunctionPolicy {
         `refused: the functions the statement calls could not be checked in the catalog (${messageOf(error)})`,
       );
     }
+  }
+
+  /**
+   * The server's analysed tree of `sql` and the probe view's OID, or undefined when there is no
+   * probe or the server would not analyse it (read-only server, no TEMP privilege, a statement
+   * that does not analyse): the caller then checks by name. Unreachable/timeout errors rethrow.
+   */
+  private async analyse(sql: string): Promise<{ tree: string; view: string } | undefined> {
+    if (!this.probe) return undefined;
+    let statements: string[];
+    try {
+      statements = probeStatements(sql);
+    } catch {
+      return undefined;
+    }
+    try {
+      const [row] = await this.probe(statements);
+      return row?.tree && row.view ? { tree: row.tree, view: row.view } : undefined;
+    } catch (error) {
+      if (
+        error instanceof SqlrecallError &&
+        (error.code === 'db_unreachable' || error.code === 'db_timeout' || error.code === 'guard_refused')
+      )
+        throw error;
+      return undefined;
+    }
+  }
+
+  /** True when this connection's role can read other sessions' statements (superuser, pg_read_all_stats). */
+  private async seesOtherSessions(): Promise<boolean> {
+    if (!this.fresh(this.otherSessions)) {
+      const rows = await this.query(
+        `SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')::text AS sees`,
+      );
+      this.otherSessions = { value: rows[0]?.sees !== 'false', at: this.now() };
+    }
+    return this.otherSessions.value;
+  }
+
+  /**
+   * Judges an analysed query tree (the statement's, a view's, a row-level-security policy's or a
+   * domain CHECK's): every function it calls by OID, the functions of its operators (and, for
+   * user-defined operators, their selectivity estimators and operator-class support functions),
+   * the CHECKs and I/O functions of user-defined types, the views, policies and session-text
+   * columns of the relations it reads.
+   */
+  private async judgeTree(
+    tree: string,
+    depth: number,
+    visiting: Set<string>,
+    where: string,
+  ): Promise<PolicyVerdict> {
+    if (depth > MAX_BODY_DEPTH)
+      return refuse(
+        'function-depth',
+        `refused: functions, views and policies nest more than ${MAX_BODY_DEPTH} levels deep, too deep to check`,
+      );
+    const objects = analysedObjects(tree);
+    const functions = new Set(objects.functions);
+    if (objects.operators.size > 0) {
+      const rows = await this.query(
+        `SELECT o.oid::text AS oid, o.oprname::text AS name,
+                pg_catalog.concat_ws(',', o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid,
+                  (SELECT pg_catalog.string_agg(DISTINCT p.amproc::oid::text, ',')
+                     FROM pg_catalog.pg_amop a JOIN pg_catalog.pg_amproc p ON p.amprocfamily = a.amopfamily
+                    WHERE a.amopopr = o.oid AND o.oid >= ${FIRST_USER_OID})) AS procs
+           FROM pg_catalog.pg_operator o WHERE o.oid::text IN ${jsonList([...objects.operators])}`,
+      );
+      if (rows.length < objects.operators.size)
+        return refuse(
+          'function-catalog',
+          `refused: an operator of ${where} could not be found in the catalog`,
+        );
+      for (const row of rows) for (const oid of oidList(row.procs)) functions.add(oid);
+    }
+    const types = new Set([...objects.types].filter((oid) => Number(oid) >= FIRST_USER_OID));
+    const seenTypes = new Set<string>();
+    while (types.size > 0) {
+      const batch = [...types].filter((oid) => !seenTypes.has(oid));
+      types.clear();
+      if (batch.length === 0) break;
+      for (const oid of batch) seenTypes.add(oid);
+      const rows = await this.query(
+        `SELECT t.oid::text AS oid, pg_catalog.format_type(t.oid, NULL) AS name,
+                pg_catalog.concat_ws(',', nullif(t.typbasetype::oid, 0), nullif(t.typelem::oid, 0)) AS related,
+                pg_catalog.concat_ws(',', t.typinput::oid, t.typoutput::oid, t.typreceive::oid, t.typsend::oid,
+                  t.typsubscript::oid,
+                  (SELECT pg_catalog.concat_ws(',', r.rngcanonical::oid, r.rngsubdiff::oid)
+                     FROM pg_catalog.pg_range r WHERE r.rngtypid = t.oid)) AS procs,
+                (SELECT pg_catalog.json_agg(c.conbin::text) FROM pg_catalog.pg_constraint c
+                  WHERE c.contypid = t.oid AND c.contype = 'c') AS checks
+           FROM pg_catalog.pg_type t WHERE t.oid::text IN ${jsonList(batch)}`,
+      );
+      for (const row of rows) {
+        for (const oid of oidList(row.procs)) functions.add(oid);
+        for (const oid of oidList(row.related)) if (Number(oid) >= FIRST_USER_OID) types.add(oid);
+        for (const check of JSON.parse(row.checks ?? '[]') as string[]) {
+          const verdict = await this.judgeTree(
+            check,
+            depth + 1,
+            visiting,
+            `a CHECK of the domain ${row.name}`,
+          );
+          if (!verdict.ok) return withContext(verdict, `in a CHECK of the domain ${row.name}`);
+        }
+      }
+    }
+    const relations = new Map([...objects.relations].filter(([oid]) => !visiting.has(`rel:${oid}`)));
+    if (relations.size > 0) {
+      const verdict = await this.judgeRelations(relations, depth, visiting);
+      if (!verdict.ok) return verdict;
+    }
+    if (functions.size > 0) {
+      const oids = [...functions];
+      const procs = await this.procsWithOids(oids);
+      for (const [index, proc] of procs.entries()) {
+        if (!proc)
+          return refuse(
+            'function-catalog',
+            `refused: the function ${oids[index]} that ${where} calls could not be found in the catalog`,
+          );
+        const verdict = await this.judgeProc(proc, depth, visiting);
+        if (!verdict.ok) return verdict;
+      }
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Judges relations a tree reads (OID → attribute numbers read, 0 for the whole row): the
+   * statement-text columns of other sessions, the query of a (non-system) view, and the
+   * row-level-security policies that apply (at depth 0 only when active for this role; inside a
+   * view always, since they apply to the view's owner).
+   */
+  private async judgeRelations(
+    relations: Map<string, Set<number>>,
+    depth: number,
+    visiting: Set<string>,
+  ): Promise<PolicyVerdict> {
+    const rows = await this.query(
+      `SELECT c.oid::text AS oid, n.nspname::text AS schema, c.relname::text AS name,
+              c.relrowsecurity AND (${depth} > 0 OR pg_catalog.row_security_active(c.oid)) AS rls,
+              CASE WHEN c.relkind = 'v' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+                   THEN (SELECT r.ev_action::text FROM pg_catalog.pg_rewrite r
+                          WHERE r.ev_class = c.oid AND r.ev_type = '1' LIMIT 1) END AS tree,
+              CASE WHEN c.relrowsecurity THEN (SELECT pg_catalog.json_agg(pg_catalog.concat_ws(' ', p.polqual::text, p.polwithcheck::text))
+                     FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid) END AS policies,
+              (SELECT a.attnum::text FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid = c.oid AND a.attname = 'query' AND NOT a.attisdropped) AS query_column
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.oid::text IN ${jsonList([...relations.keys()])}`,
+    );
+    for (const row of rows) {
+      const oid = row.oid ?? '';
+      const full = `${row.schema}.${row.name}`;
+      const columns = relations.get(oid) ?? new Set([0]);
+      if (
+        matchesPattern(row.name ?? '', SESSION_TEXT_RELATIONS) &&
+        row.query_column !== null &&
+        (columns.has(0) || columns.has(Number(row.query_column))) &&
+        (await this.seesOtherSessions())
+      )
+        return refuse(
+          'session-text',
+          `refused: ${full}.query shows the statements of other sessions (passwords included), and this connection's role may see them; select other columns, or connect as a role without pg_read_all_stats`,
+        );
+      const key = `rel:${oid}`;
+      if (visiting.has(key)) continue;
+      visiting.add(key);
+      try {
+        if (row.tree) {
+          const verdict = await this.judgeTree(row.tree, depth + 1, visiting, `the view ${full}`);
+          if (!verdict.ok) return withContext(verdict, `in the view ${full}`);
+        }
+        if (row.rls === 'true') {
+          for (const policy of JSON.parse(row.policies ?? '[]') as string[]) {
+            const verdict = await this.judgeTree(` ${policy}`, depth + 1, visiting, `a policy of ${full}`);
+            if (!verdict.ok) return withContext(verdict, `in a row-level-security policy of ${full}`);
+          }
+        }
+      } finally {
+        visiting.delete(key);
+      }
+    }
+    return { ok: true };
+  }
+
+  /**
+   * The conservative check of relations named in a statement that the server did not analyse:
+   * every relation of that name the search path may reach is judged as read whole.
+   */
+  private async judgeNamedRelations(refs: readonly QualifiedName[]): Promise<PolicyVerdict> {
+    if (refs.length === 0) return { ok: true };
+    const rows = await this.query(
+      `SELECT c.oid::text AS oid, n.nspname::text AS schema, c.relname::text AS name
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relname IN ${jsonList(refs.map((ref) => ref.name))}`,
+    );
+    const relations = new Map<string, Set<number>>();
+    for (const row of rows) {
+      for (const ref of refs) {
+        if (ref.name !== row.name) continue;
+        const inPath =
+          ref.schema !== undefined
+            ? ref.schema === row.schema
+            : (await this.path()).includes(row.schema ?? '') || row.schema?.startsWith('pg_temp');
+        if (inPath) relations.set(row.oid ?? '', new Set([0]));
+      }
+    }
+    return relations.size > 0 ? this.judgeRelations(relations, 0, new Set()) : { ok: true };
   }
 
   private fresh<T>(entry: Cached<T> | undefined): entry is Cached<T> {
@@ -434,6 +683,11 @@ export class FunctionPolicy {
     const full = `${proc.schema}.${proc.name}`;
     const hint = `; if it is safe, allow it with --allow-functions ${full}`;
     if (this.allowed(proc.schema, proc.name)) return { ok: true };
+    if (matchesPattern(proc.name, SESSION_TEXT_FUNCTIONS) && (await this.seesOtherSessions()))
+      return refuse(
+        'session-text',
+        `refused: ${full} shows the statements of other sessions (passwords included), and this connection's role may see them`,
+      );
     if (proc.schema === 'pg_catalog') {
       const rule = GUARD_RULES.find(
         (r) => 'functions' in r.match && matchesPattern(proc.name, r.match.functions),
@@ -449,6 +703,11 @@ export class FunctionPolicy {
       return refuse(
         'function-security-definer',
         `refused: ${full} is SECURITY DEFINER: it runs with its owner's rights, not the connection's${hint}`,
+      );
+    if (proc.config !== null)
+      return refuse(
+        'function-security-definer',
+        `refused: ${full} has SET clauses (${proc.config}): like SECURITY DEFINER, it may run with another role or settings than the connection's${hint}`,
       );
     if (proc.volatility === 'v')
       return refuse(
@@ -512,16 +771,22 @@ export function withFunctionPolicy(
   db: DatabaseConnector,
   options: FunctionPolicyOptions = {},
 ): DatabaseConnector {
-  const policy = new FunctionPolicy(async (sql) => {
-    const result = await db.execute(sql, { maxRows: 100_000, timeoutMs: 15_000 });
-    if (result.truncated) throw new Error('the catalog answer was too large');
-    const names = result.columns.map((column) => column.name);
-    return result.rows.map((row) =>
-      Object.fromEntries(
-        names.map((name, i) => [name, row[i] === null || row[i] === undefined ? null : String(row[i])]),
-      ),
-    );
-  }, options);
+  const policy = new FunctionPolicy(
+    async (sql) => {
+      const result = await db.execute(sql, { maxRows: 100_000, timeoutMs: 15_000 });
+      if (result.truncated) throw new Error('the catalog answer was too large');
+      const names = result.columns.map((column) => column.name);
+      return result.rows.map((row) =>
+        Object.fromEntries(
+          names.map((name, i) => [name, row[i] === null || row[i] === undefined ? null : String(row[i])]),
+        ),
+      );
+    },
+    {
+      ...options,
+      probe: db.probe ? (statements) => db.probe!(statements, { timeoutMs: 15_000 }) : undefined,
+    },
+  );
   return {
     dialect: db.dialect,
     get displayName() {
@@ -539,6 +804,17 @@ export function withFunctionPolicy(
       return db.execute(sql, executeOptions);
     },
   };
+}
+
+/** OIDs in a comma-separated list, without 0 (none). */
+function oidList(text: string | null | undefined): string[] {
+  return (text ?? '').split(',').filter((part) => /^\d+$/.test(part) && part !== '0');
+}
+
+/** Adds where a refused function was reached, once. */
+function withContext(verdict: PolicyVerdict, context: string): PolicyVerdict {
+  if (verdict.ok || verdict.reason.includes(context)) return verdict;
+  return { ...verdict, reason: `${verdict.reason} (${context})` };
 }
 
 function refuse(rule: string, reason: string): PolicyVerdict {

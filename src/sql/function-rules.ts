@@ -48,3 +48,18 @@ export const MAX_BODY_DEPTH = 8;
 
 /** How long a catalog verdict is reused on one connection before it is read again (ms). */
 export const POLICY_CACHE_MS = 60_000;
+
+/**
+ * Relations whose `query` column shows the statements of other sessions (a password in an
+ * `ALTER ROLE … PASSWORD`, another user's data in a literal) to a role that may see them
+ * (superuser or `pg_read_all_stats`); reading that column, or the whole row, is refused on such
+ * a connection. Matched by name in any schema.
+ */
+export const SESSION_TEXT_RELATIONS: readonly string[] = ['pg_stat_activity', 'pg_stat_statements'];
+
+/** Functions behind {@link SESSION_TEXT_RELATIONS}, refused on the same connections. */
+export const SESSION_TEXT_FUNCTIONS: readonly string[] = [
+  'pg_stat_get_activity',
+  'pg_stat_get_backend_activity',
+  'pg_stat_statements',
+];

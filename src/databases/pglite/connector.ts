@@ -18,7 +18,13 @@ import { SqlrecallError } from '../../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
 import { queryError, unreachableError } from '../postgres/errors.js';
-import { executeReadOnly, type RawResult, type ReadOnlySession } from '../postgres/execute.js';
+import {
+  beginForced,
+  executeReadOnly,
+  PARSING_SETTINGS,
+  type RawResult,
+  type ReadOnlySession,
+} from '../postgres/execute.js';
 import { introspectCatalog } from '../postgres/introspect.js';
 import { TypeNameCache } from '../postgres/type-names.js';
 import { MAX_DECODED_ROW_BYTES } from '../postgres/wire-gate.js';
@@ -106,6 +112,35 @@ function instanceConnector(
         );
       } catch (error) {
         throw queryError(error, { displayName, timeoutMs: executeOptions.timeoutMs });
+      }
+    },
+
+    async probe(statements, probeOptions): Promise<Record<string, string | null>[]> {
+      try {
+        return await run((db) =>
+          db.transaction(async (tx) => {
+            await beginForced({ begin: (settings) => tx.exec(settings.join('; ')).then(() => {}) }, [
+              ...PARSING_SETTINGS,
+            ]);
+            let rows: Record<string, string | null>[] = [];
+            for (const text of statements) {
+              // tx.query: extended protocol, exactly one statement per message.
+              const result = await tx.query<Record<string, unknown>>(text);
+              rows = result.rows.map((row) =>
+                Object.fromEntries(
+                  Object.entries(row).map(([key, value]) => [
+                    key,
+                    value === null || value === undefined ? null : String(value),
+                  ]),
+                ),
+              );
+            }
+            await tx.rollback();
+            return rows;
+          }),
+        );
+      } catch (error) {
+        throw queryError(error, { displayName, timeoutMs: probeOptions.timeoutMs });
       }
     },
 
@@ -223,6 +258,11 @@ function sharedConnector(
     ping: () => withMode((c) => c.ping()),
     introspect: (introspectOptions) => withMode((c) => c.introspect(introspectOptions)),
     execute: (sql, executeOptions) => withMode((c) => c.execute(sql, executeOptions)),
+    probe: (statements, probeOptions) =>
+      withMode((c) => {
+        if (!c.probe) throw new SqlrecallError('db_query', 'This connection cannot analyse statements.');
+        return c.probe(statements, probeOptions);
+      }),
     async close(): Promise<void> {
       await (await access.detach())?.connector.close();
     },

@@ -9,7 +9,13 @@ import { maskUrl } from '../../core/redact.js';
 import { withRetry } from '../../core/retry.js';
 import type { Schema } from '../../core/schema.js';
 import { isRefusedOrReset, queryError, unreachableError } from './errors.js';
-import { executeReadOnly, type RawResult, type ReadOnlySession } from './execute.js';
+import {
+  beginForced,
+  executeReadOnly,
+  PARSING_SETTINGS,
+  type RawResult,
+  type ReadOnlySession,
+} from './execute.js';
 import { gatedClient, withRowBudget } from './gated-client.js';
 import { introspectCatalog } from './introspect.js';
 import { TypeNameCache } from './type-names.js';
@@ -249,6 +255,44 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         active = false;
         clearTimeout(watchdog);
         signal?.removeEventListener('abort', onAbort);
+        release(broken);
+      }
+    },
+
+    async probe(statements, probeOptions): Promise<Record<string, string | null>[]> {
+      const { client, release } = await connect(Math.max(POOL_WAIT_MS, probeOptions.timeoutMs));
+      let broken = false;
+      try {
+        const ms = Math.max(1, Math.round(probeOptions.timeoutMs));
+        await beginForced(
+          {
+            begin: (settings) =>
+              client.query(['BEGIN TRANSACTION READ WRITE', ...settings].join('; ')).then(() => {}),
+          },
+          [...PARSING_SETTINGS, `SET LOCAL statement_timeout = ${ms}`],
+        );
+        let rows: Record<string, string | null>[] = [];
+        for (const text of statements) {
+          // Extended protocol: exactly one statement per message, whatever the text holds.
+          const config: ExtendedQueryConfig = {
+            text,
+            rowMode: 'array',
+            types: RAW_TYPES,
+            queryMode: 'extended',
+          };
+          const result = await client.query<(string | null)[]>(config);
+          const names = result.fields.map((field) => field.name);
+          rows = result.rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i] ?? null])));
+        }
+        await client.query('ROLLBACK');
+        return rows;
+      } catch (error) {
+        broken = await client.query('ROLLBACK').then(
+          () => false,
+          () => true,
+        );
+        throw queryError(error, { displayName, timeoutMs: probeOptions.timeoutMs });
+      } finally {
         release(broken);
       }
     },

@@ -83,13 +83,29 @@ function stripLeadingNoise(sql: string): string {
 }
 
 /**
+ * Settings that change how PostgreSQL reads SQL text, forced to the values the guard's parser
+ * (libpg-query) assumes, so the statement the server runs is the statement that was checked. With
+ * `standard_conforming_strings = off` a backslash escapes the closing quote of an ordinary string
+ * literal, so `'\' AS a, ' AS b, f() AS c, '` would be two literals to the guard and a call of
+ * `f` to the server; `backslash_quote` governs `\'` in the same situations, `transform_null_equals`
+ * rewrites `= NULL`, and `client_encoding` decides which bytes are quotes.
+ */
+export const PARSING_SETTINGS: readonly string[] = [
+  'SET LOCAL standard_conforming_strings = on',
+  `SET LOCAL backslash_quote = 'safe_encoding'`,
+  'SET LOCAL transform_null_equals = off',
+  `SET LOCAL client_encoding = 'UTF8'`,
+];
+
+/**
  * The `SET LOCAL` statements of one execution. `idle_in_transaction_session_timeout` ends the
  * session server-side if this process dies mid-transaction; DateStyle/bytea_output fix the text
- * forms that {@link convertValue} parses.
+ * forms that {@link convertValue} parses; {@link PARSING_SETTINGS} come first.
  */
 export function sessionSettings(timeoutMs: number, enforceTimeout: boolean): string[] {
   const ms = Math.max(1, Math.round(timeoutMs));
   return [
+    ...PARSING_SETTINGS,
     ...(enforceTimeout ? [`SET LOCAL statement_timeout = ${ms}`] : []),
     `SET LOCAL idle_in_transaction_session_timeout = ${ms + 10_000}`,
     `SET LOCAL DateStyle = 'ISO, YMD'`,
@@ -98,6 +114,32 @@ export function sessionSettings(timeoutMs: number, enforceTimeout: boolean): str
     // money prints as `$1,234.56` / `-$1,234.56` in the C locale; convertValue strips `$` and `,`.
     `SET LOCAL lc_monetary = 'C'`,
   ];
+}
+
+/**
+ * Opens the transaction with `settings`; when the server will not take one of the
+ * {@link PARSING_SETTINGS}, the statement is refused (what the server would read might differ
+ * from what the guard checked) instead of running under the database's own setting.
+ * @throws SqlrecallError `guard_refused` (rule `parsing-settings`) when a parsing setting is refused
+ */
+export async function beginForced(
+  session: Pick<ReadOnlySession, 'begin'>,
+  settings: string[],
+): Promise<void> {
+  try {
+    await session.begin(settings);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const setting = PARSING_SETTINGS.map((line) => /SET LOCAL (\w+)/.exec(line)![1]!).find((name) =>
+      message.toLowerCase().includes(name),
+    );
+    if (setting === undefined) throw error;
+    throw new SqlrecallError(
+      'guard_refused',
+      `Refused: the database does not accept ${setting} for this session (${message}), so it might read the statement differently from the guard.`,
+      { cause: error, details: { rule: 'parsing-settings' } },
+    );
+  }
 }
 
 /** Rows of the first FETCH (before the average row size is known). */
@@ -195,7 +237,7 @@ export async function executeReadOnly(
   const maxRows = Math.max(0, Math.floor(options.maxRows));
   const maxBytes = Math.max(0, Math.floor(options.maxBytes ?? DEFAULT_MAX_RESULT_BYTES));
   const started = performance.now();
-  await session.begin(sessionSettings(options.timeoutMs, enforceTimeout));
+  await beginForced(session, sessionSettings(options.timeoutMs, enforceTimeout));
   let gathered: Gathered;
   try {
     if (isCursorable(sql)) {

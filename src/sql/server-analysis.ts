@@ -1,0 +1,146 @@
+/**
+ * The server's own reading of a statement, for the function policy: the statement is analysed by
+ * PostgreSQL itself (`CREATE TEMP VIEW … AS SELECT 1 FROM (<statement>) s` in a transaction that
+ * is always rolled back: parse analysis resolves every function, operator, cast and type by its
+ * argument types, and executes nothing), and the stored query tree (`pg_rewrite.ev_action`, in
+ * PostgreSQL's node-string form) lists the exact objects the statement will use: `:funcid` of
+ * every call (however it was written: `f(x)`, `(x).f`, `t.f` on a row, a cast), `:opno`/`:opfuncid`
+ * of every operator (`ANY`/`ALL`, `IN`, `BETWEEN`, `CASE … WHEN`, `NULLIF`, `IS DISTINCT FROM`),
+ * the `:eqop`/`:sortop` of `ORDER BY`/`DISTINCT`/`GROUP BY`, the `:opnos` of row comparisons, the
+ * types (for domain CHECKs and type I/O functions) and the relations with the columns they read.
+ * This module builds the probe and reads the tree; `function-policy.ts` judges what it finds.
+ */
+import type { JsonObject } from '../core/json.js';
+import { parseTree } from './parse-tree.js';
+
+/** The name of the temporary view of the probe (gone with the rollback). */
+export const PROBE_VIEW = 'sqlrecall_guard_probe';
+
+/**
+ * PostgreSQL's `FirstLowInvalidHeapAttributeNumber` (-7 since PostgreSQL 12): `selectedCols` holds
+ * `attnum - (-7)`, so bit 7 is a whole-row reference and bit 7 + n column n.
+ */
+const ATTNUM_OFFSET = 7;
+
+/** First OID given to user-created objects (`FirstNormalObjectId`): lower ones are built in. */
+export const FIRST_USER_OID = 16384;
+
+/**
+ * The statements of the probe for `sql` (one statement the guard accepted; an EXPLAIN's inner
+ * statement is analysed instead, since EXPLAIN plans it): create the view, then read its tree and
+ * its own OID.
+ * @throws Error when the statement to analyse cannot be isolated (callers fall back: fail closed)
+ */
+export function probeStatements(sql: string): string[] {
+  const inner = analysedText(sql);
+  return [
+    `CREATE TEMP VIEW ${PROBE_VIEW} AS SELECT 1 FROM (\n${inner}\n) AS sqlrecall_probe_s`,
+    `SELECT r.ev_action::text AS tree, r.ev_class::oid::text AS view
+       FROM pg_catalog.pg_rewrite r
+      WHERE r.ev_class = 'pg_temp.${PROBE_VIEW}'::pg_catalog.regclass`,
+  ];
+}
+
+/** The text to analyse: the statement itself, or the statement an EXPLAIN explains. */
+function analysedText(sql: string): string {
+  const stmts = parseTree(sql).stmts as JsonObject[];
+  if (!Array.isArray(stmts) || stmts.length !== 1) throw new Error('not exactly one statement');
+  const stmt = stmts[0]!.stmt as JsonObject;
+  const explain = stmt.ExplainStmt as JsonObject | undefined;
+  if (!explain) return sql;
+  // EXPLAIN [ ( options ) | ANALYZE | VERBOSE ]* <statement>: skip to the statement, then check
+  // that the rest parses to exactly the explained statement.
+  const text = sql;
+  let at = skipSpace(text, 0);
+  if (!/^explain\b/i.test(text.slice(at))) throw new Error('EXPLAIN not found');
+  at = skipSpace(text, at + 'explain'.length);
+  if (text[at] === '(') {
+    let depth = 0;
+    for (; at < text.length; at += 1) {
+      if (text[at] === '(') depth += 1;
+      else if (text[at] === ')' && --depth === 0) break;
+    }
+    at = skipSpace(text, at + 1);
+  }
+  for (
+    let word = /^(analy[sz]e|verbose)\b/i.exec(text.slice(at));
+    word;
+    word = /^(analy[sz]e|verbose)\b/i.exec(text.slice(at))
+  )
+    at = skipSpace(text, at + word[0].length);
+  const rest = text.slice(at);
+  // Locations in the tree are byte offsets into `sql`: pad the rest to the same place.
+  const again = parseTree(' '.repeat(Buffer.byteLength(text.slice(0, at), 'utf8')) + rest)
+    .stmts as JsonObject[];
+  if (
+    !Array.isArray(again) ||
+    again.length !== 1 ||
+    JSON.stringify(again[0]!.stmt) !== JSON.stringify(explain.query)
+  )
+    throw new Error('the explained statement could not be isolated');
+  return rest;
+}
+
+function skipSpace(text: string, at: number): number {
+  while (at < text.length && /\s/.test(text[at]!)) at += 1;
+  return at;
+}
+
+/** What one analysed tree uses (OIDs as decimal strings). */
+export interface AnalysedObjects {
+  /** Functions called: calls, operator functions, aggregates, window functions, in-range functions. */
+  functions: Set<string>;
+  /** Operators (their functions are in `functions` when the tree names them; sort operators not). */
+  operators: Set<string>;
+  /** Types of values the statement handles. */
+  types: Set<string>;
+  /** Relations read, each with the attribute numbers read (0: the whole row). */
+  relations: Map<string, Set<number>>;
+}
+
+const FUNCTION_FIELDS =
+  /(?<=\s):(?:funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|startInRangeFunc|endInRangeFunc|tsmhandler) (\d+)/g;
+const OPERATOR_FIELDS = /(?<=\s):(?:opno|eqop|sortop) (\d+)/g;
+const OPERATOR_LISTS = /(?<=\s):opnos \(o((?: \d+)*)\)/g;
+const TYPE_FIELDS =
+  /(?<=\s):(?:vartype|consttype|resulttype|funcresulttype|opresulttype|paramtype|casetype|minmaxtype|row_typeid|aggtype|wintype|typeId|refcontainertype|refelemtype|refrestype) (\d+)/g;
+const RELATION_FIELDS = /(?<=\s):relid (\d+)/g;
+const SELECTED_COLUMNS = /(?<=\s):selectedCols \(b((?: \d+)*)\)/;
+
+/**
+ * The objects a stored query tree (`pg_node_tree` as text: a rule's `ev_action`, a policy's
+ * `polqual`, a domain constraint's `conbin`) uses. Reads field names PostgreSQL 15–18 write; an
+ * OID of 0 (none) is left out. A string inside the tree cannot forge a field: the node writer
+ * escapes spaces in strings, and a forged match could only add objects (more checks, never fewer).
+ */
+export function analysedObjects(tree: string): AnalysedObjects {
+  const found: AnalysedObjects = {
+    functions: new Set(),
+    operators: new Set(),
+    types: new Set(),
+    relations: new Map(),
+  };
+  const add = (set: Set<string>, oid: string): void => {
+    if (oid !== '0') set.add(oid);
+  };
+  for (const match of tree.matchAll(FUNCTION_FIELDS)) add(found.functions, match[1]!);
+  for (const match of tree.matchAll(OPERATOR_FIELDS)) add(found.operators, match[1]!);
+  for (const match of tree.matchAll(OPERATOR_LISTS))
+    for (const oid of match[1]!.trim().split(/\s+/).filter(Boolean)) add(found.operators, oid);
+  for (const match of tree.matchAll(TYPE_FIELDS)) add(found.types, match[1]!);
+  // Columns read: PostgreSQL 15 keeps `selectedCols` in the range-table entry after `:relid`,
+  // PostgreSQL 16+ in an RTEPermissionInfo that starts with `:relid`; either way the first
+  // `selectedCols` before the next `:relid` belongs to that relation.
+  const relations = [...tree.matchAll(RELATION_FIELDS)];
+  for (const [index, match] of relations.entries()) {
+    const oid = match[1]!;
+    if (oid === '0') continue;
+    const end = relations[index + 1]?.index ?? tree.length;
+    const columns = found.relations.get(oid) ?? new Set<number>();
+    const selected = SELECTED_COLUMNS.exec(tree.slice(match.index!, end));
+    for (const bit of (selected?.[1] ?? '').trim().split(/\s+/).filter(Boolean))
+      columns.add(Number(bit) - ATTNUM_OFFSET);
+    found.relations.set(oid, columns);
+  }
+  return found;
+}
