@@ -268,7 +268,9 @@ export class FunctionPolicy {
         return await this.judgeTree(analysed.tree, 0, new Set([`rel:${analysed.view}`]), 'the statement');
       const byName = await this.judgeReferences(refs, 'search-path', 0, new Set());
       if (!byName.ok) return byName;
-      return await this.judgeNamedRelations(refs.relations);
+      const relations = await this.judgeNamedRelations(refs.relations);
+      if (!relations.ok) return relations;
+      return await this.judgeCastsAndDomains(typeNamesOf(sql));
     } catch (error) {
       if (error instanceof SqlrecallError && (error.code === 'db_unreachable' || error.code === 'db_timeout'))
         throw error;
@@ -487,6 +489,37 @@ export class FunctionPolicy {
       }
     }
     return relations.size > 0 ? this.judgeRelations(relations, 0, new Set()) : { ok: true };
+  }
+
+  /**
+   * The conservative check of casts and domains for a statement the server did not analyse: the
+   * domains and types named in it (their CHECKs, I/O functions and the user-defined casts to them)
+   * and every user-defined IMPLICIT cast of the database, since any expression may invoke one.
+   */
+  private async judgeCastsAndDomains(typeNames: readonly string[]): Promise<PolicyVerdict> {
+    const types =
+      typeNames.length === 0
+        ? []
+        : await this.query(
+            `SELECT t.oid::text AS oid FROM pg_catalog.pg_type t
+              WHERE t.oid >= ${FIRST_USER_OID} AND t.typname IN ${jsonList(typeNames)}`,
+          );
+    const typeOids = types.map((row) => row.oid ?? '0');
+    const casts = await this.query(
+      `SELECT c.castfunc::oid::text AS fn FROM pg_catalog.pg_cast c
+        WHERE c.castfunc::oid >= ${FIRST_USER_OID}
+          AND (c.castcontext = 'i' OR c.casttarget::oid::text IN ${jsonList(typeOids.length > 0 ? typeOids : ['0'])})`,
+    );
+    if (typeOids.length === 0 && casts.length === 0) return { ok: true };
+    // The same judgement as an analysed tree that used these types and called these functions.
+    const tree = [
+      ...typeOids.map((oid) => ` :resulttype ${oid}`),
+      ...casts.map((row) => ` :funcid ${row.fn}`),
+    ].join('');
+    return withContext(
+      await this.judgeTree(tree, 0, new Set(), 'a cast or domain'),
+      'a cast or domain the statement may use; the server could not analyse the statement, so every user-defined implicit cast counts',
+    );
   }
 
   private fresh<T>(entry: Cached<T> | undefined): entry is Cached<T> {
@@ -804,6 +837,18 @@ export function withFunctionPolicy(
       return db.execute(sql, executeOptions);
     },
   };
+}
+
+/** The last name part of every type named in `sql` (casts, `CAST(… AS t)`, declarations). */
+function typeNamesOf(sql: string): string[] {
+  const names = new Set<string>();
+  walkTree(parseTree(sql), (key, node) => {
+    if (key !== 'TypeName') return;
+    const parts = stringsOf(node.names);
+    const last = parts[parts.length - 1];
+    if (last) names.add(last);
+  });
+  return [...names];
 }
 
 /** OIDs in a comma-separated list, without 0 (none). */
