@@ -11,47 +11,16 @@
  * the conservative name-based check must still refuse every hostile statement. Afterwards the
  * audit table is empty and the data unchanged.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { createPostgresConnector } from '../src/databases/postgres/connector.js';
 import { withFunctionPolicy } from '../src/sql/function-policy.js';
 import { guardSql } from '../src/sql/guard.js';
-import { callPathSchema } from './corpus/call-paths/schema.js';
+import { CALL_PATHS, type CallPath, callPathSchema } from './corpus/call-paths/corpus.js';
 import { createTestDatabase, type TestDatabase } from './support/engines.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { TEST_DATABASE_URL, withDatabase } from './support/server-db.js';
-
-/** One record of the call-path corpus. */
-export interface CallPath {
-  id: string;
-  /** The call path the record covers (SECURITY.md lists them). */
-  path: string;
-  sql: string;
-  verdict: 'refused' | 'accepted';
-  /** The rule expected to refuse (when the server analysed the statement). */
-  rule?: string;
-  /** Rows an accepted statement returns. */
-  rows?: unknown[][];
-  /**
-   * The refusal applies only where the path is live: `rls-active` (the role is subject to the
-   * table's policies: not a superuser), `sees-sessions` (the role may read other sessions'
-   * statements). Elsewhere the statement is harmless and must run.
-   */
-  only?: 'rls-active' | 'sees-sessions';
-}
-
-/** The corpus, in file order. */
-export const CALL_PATHS: CallPath[] = readFileSync(
-  join(dirname(fileURLToPath(import.meta.url)), 'corpus', 'call-paths', 'call-paths.jsonl'),
-  'utf8',
-)
-  .split('\n')
-  .filter((line) => line.trim() !== '')
-  .map((line) => JSON.parse(line) as CallPath);
 
 const RUN = { maxRows: 100, timeoutMs: 10_000 };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../../core/errors.js';
 import { queryError, unreachableError } from './errors.js';
-import { isCursorable, sessionSettings } from './execute.js';
+import { beginForced, isCursorable, PARSING_SETTINGS, sessionSettings } from './execute.js';
 
 describe('isCursorable', () => {
   it.each([
@@ -98,5 +98,28 @@ describe('error mapping', () => {
     expect(unreachableError(target.displayName, new Error('timeout expired')).message).toMatch(
       /within 5 s\.$/,
     );
+  });
+});
+
+describe('parsing settings', () => {
+  it('every execution forces the settings that change how text is parsed, first', () => {
+    const settings = sessionSettings(300, true);
+    expect(settings.slice(0, PARSING_SETTINGS.length)).toEqual(PARSING_SETTINGS);
+    expect(settings).toContain('SET LOCAL standard_conforming_strings = on');
+  });
+
+  it('a server that refuses one of them refuses the statement with a reason', async () => {
+    const refusing = {
+      begin: async () => {
+        throw new Error('parameter "standard_conforming_strings" cannot be changed now');
+      },
+    };
+    const error = await beginForced(refusing, sessionSettings(300, true)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqlrecallError);
+    expect(error).toMatchObject({ code: 'guard_refused', details: { rule: 'parsing-settings' } });
+    expect((error as Error).message).toMatch(/standard_conforming_strings.*read the statement differently/);
+    // Any other failure is passed on as it was.
+    const other = new Error('connection reset');
+    await expect(beginForced({ begin: () => Promise.reject(other) }, [])).rejects.toBe(other);
   });
 });

@@ -10,6 +10,9 @@
  * survives the read-only transaction (the real attack); elsewhere it is a plain INSERT, which the
  * read-only transaction would stop, so there the corpus shows the guard's verdict alone.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** How `leak(note)` writes: through dblink (outlives the rollback) or a plain INSERT. */
 export type LeakKind = 'dblink' | 'insert';
@@ -70,3 +73,31 @@ CREATE FUNCTION count_with_settings() RETURNS bigint LANGUAGE sql STABLE SET sea
   AS 'SELECT count(*) FROM items';
 `;
 }
+
+/** One record of the call-path corpus. */
+export interface CallPath {
+  id: string;
+  /** The call path the record covers (SECURITY.md lists them). */
+  path: string;
+  sql: string;
+  verdict: 'refused' | 'accepted';
+  /** The rule expected to refuse (when the server analysed the statement). */
+  rule?: string;
+  /** Rows an accepted statement returns. */
+  rows?: unknown[][];
+  /**
+   * The refusal applies only where the path is live: `rls-active` (the role is subject to the
+   * table's policies: not a superuser), `sees-sessions` (the role may read other sessions'
+   * statements). Elsewhere the statement is harmless and must run.
+   */
+  only?: 'rls-active' | 'sees-sessions';
+}
+
+/** The corpus, in file order. */
+export const CALL_PATHS: CallPath[] = readFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), 'call-paths.jsonl'),
+  'utf8',
+)
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line) as CallPath);
