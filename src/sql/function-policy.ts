@@ -1,14 +1,19 @@
 /**
- * The function policy (issue 10, item 8): the second half of the read-only guard, which needs the
- * target database's catalog. `guard.ts` refuses built-ins with side effects by name; this module
- * judges every other function, operator and view a statement reaches, from `pg_proc`,
- * `pg_extension`, `pg_depend`, `pg_operator`, `pg_aggregate` and `pg_class`, with the rules in
- * `function-rules.ts`. It fails closed: a body it cannot read, a catalog it cannot query or a chain
- * deeper than {@link MAX_BODY_DEPTH} refuses the statement.
+ * The function policy: the second half of the read-only guard, which needs the target database's
+ * catalog. `guard.ts` refuses built-ins with side effects by name; this module judges every
+ * function the statement will make the server run, with the rules in `function-rules.ts`.
+ *
+ * With a connector that offers {@link DatabaseConnector.probe}, the server itself analyses the
+ * statement (`server-analysis.ts`) and the policy judges the exact objects of the analysed tree:
+ * functions by OID however they are written (`f(x)`, `(x).f`, `row.f`, casts), operators wherever
+ * they occur, domain CHECKs, type functions, views and row-level-security policies of the
+ * relations read. Without it, or when the server cannot analyse the statement, a conservative
+ * name-based check answers (every name that may be a call, operators by name, every implicit cast).
+ * It fails closed: a body it cannot read, a catalog it cannot query or a chain deeper than
+ * {@link MAX_BODY_DEPTH} refuses the statement.
  *
  * {@link withFunctionPolicy} wraps a {@link DatabaseConnector} so that every `execute` is judged
- * first (one catalog lookup per statement for names not seen yet; verdicts are cached per
- * connector for {@link POLICY_CACHE_MS}).
+ * first (catalog rows and verdicts are cached per connector for {@link POLICY_CACHE_MS}).
  */
 
 import { SqlrecallError } from '../core/errors.js';
