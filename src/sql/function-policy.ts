@@ -238,6 +238,7 @@ export class FunctionPolicy {
   private readonly verdicts = new Map<string, Cached<PolicyVerdict>>();
   private searchPath: Cached<string[]> | undefined;
   private otherSessions: Cached<boolean> | undefined;
+  private readonly rowsByOid = new Map<string, Cached<Record<string, string | null> | undefined>>();
   private readonly probe: ProbeQuery | undefined;
   private readonly allow: readonly string[];
   private readonly now: () => number;
@@ -344,20 +345,24 @@ export class FunctionPolicy {
     const objects = analysedObjects(tree);
     const functions = new Set(objects.functions);
     if (objects.operators.size > 0) {
-      const rows = await this.query(
-        `SELECT o.oid::text AS oid, o.oprname::text AS name,
+      const oids = [...objects.operators];
+      const rows = await this.catalogRows(
+        'operator',
+        oids,
+        (list) =>
+          `SELECT o.oid::text AS oid, o.oprname::text AS name,
                 pg_catalog.concat_ws(',', o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid,
                   (SELECT pg_catalog.string_agg(DISTINCT p.amproc::oid::text, ',')
                      FROM pg_catalog.pg_amop a JOIN pg_catalog.pg_amproc p ON p.amprocfamily = a.amopfamily
                     WHERE a.amopopr = o.oid AND o.oid >= ${FIRST_USER_OID})) AS procs
-           FROM pg_catalog.pg_operator o WHERE o.oid::text IN ${jsonList([...objects.operators])}`,
+           FROM pg_catalog.pg_operator o WHERE o.oid::text IN ${list}`,
       );
-      if (rows.length < objects.operators.size)
+      if (rows.some((row) => row === undefined))
         return refuse(
           'function-catalog',
           `refused: an operator of ${where} could not be found in the catalog`,
         );
-      for (const row of rows) for (const oid of oidList(row.procs)) functions.add(oid);
+      for (const row of rows) for (const oid of oidList(row?.procs)) functions.add(oid);
     }
     const types = new Set([...objects.types].filter((oid) => Number(oid) >= FIRST_USER_OID));
     const seenTypes = new Set<string>();
@@ -366,8 +371,11 @@ export class FunctionPolicy {
       types.clear();
       if (batch.length === 0) break;
       for (const oid of batch) seenTypes.add(oid);
-      const rows = await this.query(
-        `SELECT t.oid::text AS oid, pg_catalog.format_type(t.oid, NULL) AS name,
+      const found = await this.catalogRows(
+        'type',
+        batch,
+        (list) =>
+          `SELECT t.oid::text AS oid, pg_catalog.format_type(t.oid, NULL) AS name,
                 pg_catalog.concat_ws(',', nullif(t.typbasetype::oid, 0), nullif(t.typelem::oid, 0)) AS related,
                 pg_catalog.concat_ws(',', t.typinput::oid, t.typoutput::oid, t.typreceive::oid, t.typsend::oid,
                   t.typsubscript::oid,
@@ -375,9 +383,10 @@ export class FunctionPolicy {
                      FROM pg_catalog.pg_range r WHERE r.rngtypid = t.oid)) AS procs,
                 (SELECT pg_catalog.json_agg(c.conbin::text) FROM pg_catalog.pg_constraint c
                   WHERE c.contypid = t.oid AND c.contype = 'c') AS checks
-           FROM pg_catalog.pg_type t WHERE t.oid::text IN ${jsonList(batch)}`,
+           FROM pg_catalog.pg_type t WHERE t.oid::text IN ${list}`,
       );
-      for (const row of rows) {
+      for (const row of found) {
+        if (!row) continue; // no such type: nothing of it can run
         for (const oid of oidList(row.procs)) functions.add(oid);
         for (const oid of oidList(row.related)) if (Number(oid) >= FIRST_USER_OID) types.add(oid);
         for (const check of JSON.parse(row.checks ?? '[]') as string[]) {
@@ -423,9 +432,13 @@ export class FunctionPolicy {
     depth: number,
     visiting: Set<string>,
   ): Promise<PolicyVerdict> {
-    const rows = await this.query(
-      `SELECT c.oid::text AS oid, n.nspname::text AS schema, c.relname::text AS name,
-              c.relrowsecurity AND (${depth} > 0 OR pg_catalog.row_security_active(c.oid)) AS rls,
+    const found = await this.catalogRows(
+      'relation',
+      [...relations.keys()],
+      (list) =>
+        `SELECT c.oid::text AS oid, n.nspname::text AS schema, c.relname::text AS name,
+              c.relrowsecurity::text AS rls,
+              CASE WHEN c.relrowsecurity THEN pg_catalog.row_security_active(c.oid)::text END AS rls_active,
               CASE WHEN c.relkind = 'v' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
                    THEN (SELECT r.ev_action::text FROM pg_catalog.pg_rewrite r
                           WHERE r.ev_class = c.oid AND r.ev_type = '1' LIMIT 1) END AS tree,
@@ -434,9 +447,10 @@ export class FunctionPolicy {
               (SELECT a.attnum::text FROM pg_catalog.pg_attribute a
                 WHERE a.attrelid = c.oid AND a.attname = 'query' AND NOT a.attisdropped) AS query_column
          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-        WHERE c.oid::text IN ${jsonList([...relations.keys()])}`,
+        WHERE c.oid::text IN ${list}`,
     );
-    for (const row of rows) {
+    for (const row of found) {
+      if (!row) continue; // gone, or the probe's own view: nothing of it is read
       const oid = row.oid ?? '';
       const full = `${row.schema}.${row.name}`;
       const columns = relations.get(oid) ?? new Set([0]);
@@ -458,7 +472,7 @@ export class FunctionPolicy {
           const verdict = await this.judgeTree(row.tree, depth + 1, visiting, `the view ${full}`);
           if (!verdict.ok) return withContext(verdict, `in the view ${full}`);
         }
-        if (row.rls === 'true') {
+        if (row.rls === 'true' && (depth > 0 || row.rls_active === 'true')) {
           for (const policy of JSON.parse(row.policies ?? '[]') as string[]) {
             const verdict = await this.judgeTree(` ${policy}`, depth + 1, visiting, `a policy of ${full}`);
             if (!verdict.ok) return withContext(verdict, `in a row-level-security policy of ${full}`);
@@ -525,6 +539,26 @@ export class FunctionPolicy {
       await this.judgeTree(tree, 0, new Set(), 'a cast or domain'),
       'a cast or domain the statement may use; the server could not analyse the statement, so every user-defined implicit cast counts',
     );
+  }
+
+  /**
+   * Catalog rows by OID (`kind` separates the caches), each cached for {@link POLICY_CACHE_MS}:
+   * one query for the OIDs not cached; undefined for an OID the catalog does not have.
+   */
+  private async catalogRows(
+    kind: string,
+    oids: readonly string[],
+    sql: (list: string) => string,
+  ): Promise<(Record<string, string | null> | undefined)[]> {
+    const key = (oid: string): string => `${kind}:${oid}`;
+    const missing = [...new Set(oids)].filter((oid) => !this.fresh(this.rowsByOid.get(key(oid))));
+    if (missing.length > 0) {
+      const rows = await this.query(sql(jsonList(missing)));
+      const at = this.now();
+      for (const oid of missing)
+        this.rowsByOid.set(key(oid), { value: rows.find((row) => row.oid === oid), at });
+    }
+    return oids.map((oid) => this.rowsByOid.get(key(oid))!.value);
   }
 
   private fresh<T>(entry: Cached<T> | undefined): entry is Cached<T> {
