@@ -144,6 +144,14 @@ const REGISTRY = [
     full: [],
   },
   {
+    name: 'function-policy-latency',
+    restsOn: 'real components: PGlite and (when TEST_DATABASE_URL is set) the PostgreSQL 15 server; no model',
+    title: "Function policy cost per statement: the server's analysis vs. names only vs. the bare connector",
+    script: 'bench/function-policy-latency.ts',
+    quick: ['--quick'],
+    full: [],
+  },
+  {
     name: 'examples-fallback',
     restsOn: 'no model at all (that is the point); real PostgreSQL runs every answer',
     title: 'Answers without the model: saved examples and rules on held-out defog questions',
