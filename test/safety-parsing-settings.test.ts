@@ -21,8 +21,14 @@ async function expectTwoLiterals(connector: Parameters<typeof withFunctionPolicy
   const verdict = await guardSql(PAYLOAD);
   expect(verdict).toMatchObject({ ok: true });
   const sql = (verdict as { sql: string }).sql;
-  for (const target of [connector, withFunctionPolicy(connector)]) {
-    const result = await target.execute(sql, RUN);
+  // The guard's text (up to the last token) and the payload as sent, comment included.
+  const runs = [
+    [connector, sql],
+    [withFunctionPolicy(connector), sql],
+    [connector, PAYLOAD],
+  ] as const;
+  for (const [target, text] of runs) {
+    const result = await target.execute(text, RUN);
     expect(result.columns.map((column) => column.name)).toEqual(['a', 'd']);
     expect(result.rows).toEqual([['\\', ' AS b, pg_read_file($p$/etc/hostname$p$) AS c, ']]);
   }
