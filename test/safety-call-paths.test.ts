@@ -220,6 +220,25 @@ describe.skipIf(!TEST_DATABASE_URL)('call paths on the server PostgreSQL (dblink
     120_000,
   );
 
+  it('with an enabled event trigger the analysis is not used (the trigger never fires) and the name check refuses', async () => {
+    await admin.query(`CREATE FUNCTION on_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$
+                         BEGIN PERFORM leak('event trigger'); END $$;
+                       CREATE EVENT TRIGGER on_ddl ON ddl_command_end EXECUTE FUNCTION on_ddl()`);
+    try {
+      const connector = createPostgresConnector({ url: url(reader) });
+      const guarded = withFunctionPolicy(connector);
+      try {
+        expect(await run(guarded, "SELECT ('/etc/hostname'::text).pg_read_file")).toHaveProperty('refused');
+        expect(await run(guarded, 'SELECT c.item_leak FROM items c')).toHaveProperty('refused');
+      } finally {
+        await connector.close();
+      }
+      expect((await admin.query('SELECT count(*)::int AS n FROM audit')).rows[0].n).toBe(0);
+    } finally {
+      await admin.query('DROP EVENT TRIGGER on_ddl');
+    }
+  });
+
   it('`sqlrecall sql` refuses a file read by column notation (exit 3)', async () => {
     const cli = await runCliInProcess([
       'sql',

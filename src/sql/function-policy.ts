@@ -238,6 +238,7 @@ export class FunctionPolicy {
   private readonly verdicts = new Map<string, Cached<PolicyVerdict>>();
   private searchPath: Cached<string[]> | undefined;
   private otherSessions: Cached<boolean> | undefined;
+  private eventTriggers: Cached<boolean> | undefined;
   private readonly rowsByOid = new Map<string, Cached<Record<string, string | null> | undefined>>();
   private readonly probe: ProbeQuery | undefined;
   private readonly allow: readonly string[];
@@ -293,7 +294,7 @@ export class FunctionPolicy {
    * that does not analyse): the caller then checks by name. Unreachable/timeout errors rethrow.
    */
   private async analyse(sql: string): Promise<{ tree: string; view: string } | undefined> {
-    if (!this.probe) return undefined;
+    if (!this.probe || (await this.hasEventTriggers())) return undefined;
     let statements: string[];
     try {
       statements = probeStatements(sql);
@@ -311,6 +312,20 @@ export class FunctionPolicy {
         throw error;
       return undefined;
     }
+  }
+
+  /**
+   * True when the database has an enabled event trigger: `CREATE TEMP VIEW` would fire it, running
+   * the administrator's code for our probe, so the probe is not used there.
+   */
+  private async hasEventTriggers(): Promise<boolean> {
+    if (!this.fresh(this.eventTriggers)) {
+      const rows = await this.query(
+        `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger WHERE evtenabled <> 'D')::text AS present`,
+      );
+      this.eventTriggers = { value: rows[0]?.present !== 'false', at: this.now() };
+    }
+    return this.eventTriggers.value;
   }
 
   /** True when this connection's role can read other sessions' statements (superuser, pg_read_all_stats). */
