@@ -225,7 +225,10 @@ describe.skipIf(!TEST_DATABASE_URL)('call paths on the server PostgreSQL (dblink
                          BEGIN PERFORM leak('event trigger'); END $$;
                        CREATE EVENT TRIGGER on_ddl ON ddl_command_end EXECUTE FUNCTION on_ddl()`);
     try {
-      const connector = createPostgresConnector({ url: url(reader) });
+      // As the superuser: dblink refuses password-less connections to other roles.
+      const connector = createPostgresConnector({
+        url: url(new URL(TEST_DATABASE_URL!).username || 'postgres'),
+      });
       const guarded = withFunctionPolicy(connector);
       try {
         expect(await run(guarded, "SELECT ('/etc/hostname'::text).pg_read_file")).toHaveProperty('refused');
