@@ -281,6 +281,8 @@ export class FunctionPolicy {
     } catch (error) {
       if (error instanceof SqlrecallError && (error.code === 'db_unreachable' || error.code === 'db_timeout'))
         throw error;
+      if (error instanceof SqlrecallError && error.code === 'guard_refused')
+        return refuse(String(error.details.rule ?? 'function-catalog'), error.message);
       return refuse(
         'function-catalog',
         `refused: the functions the statement calls could not be checked in the catalog (${messageOf(error)})`,
@@ -479,6 +481,11 @@ export class FunctionPolicy {
           'session-text',
           `refused: ${full}.query shows the statements of other sessions (passwords included), and this connection's role may see them; select other columns, or connect as a role without pg_read_all_stats`,
         );
+      // A view reading a credential catalog would show it under the view's name.
+      const secret = GUARD_RULES.find(
+        (r) => 'relations' in r.match && matchesPattern(row.name ?? '', r.match.relations),
+      );
+      if (secret) return refuse(secret.id, secret.reason.replaceAll('{name}', row.name ?? ''));
       const key = `rel:${oid}`;
       if (visiting.has(key)) continue;
       visiting.add(key);

@@ -68,6 +68,8 @@ CREATE TABLE open_notes (id int, body text);
 INSERT INTO open_notes VALUES (1, 'open');
 ALTER TABLE open_notes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY open_notes_positive ON open_notes USING (id > 0);
+-- a view over a credential catalog (it runs with its owner's rights)
+CREATE VIEW role_secrets AS SELECT rolname, rolpassword FROM pg_authid;
 -- a STABLE function with a SET clause (it could be SET role = …)
 CREATE FUNCTION count_with_settings() RETURNS bigint LANGUAGE sql STABLE SET search_path = public
   AS 'SELECT count(*) FROM items';
