@@ -201,18 +201,23 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const linkings = new WeakMap<Runtime, ReturnType<typeof createSchemaLinking>>();
   const bounded = (value: unknown) => textResult(boundedText(value, maxBytes));
 
-  /** Runs a tool body, turning every failure into an MCP tool error with the product's code. */
+  /**
+   * Runs a tool body, turning every failure into an MCP tool error with the product's code. The body
+   * gets the request's abort signal: a client's `notifications/cancelled` (the user pressed stop)
+   * stops the model request and cancels the running statement on the server, as Ctrl-C does.
+   */
   const guarded =
-    <A>(name: string, body: (args: A, runtime: Runtime) => Promise<CallToolResult>) =>
-    async (args: A): Promise<CallToolResult> => {
+    <A>(name: string, body: (args: A, runtime: Runtime, signal: AbortSignal) => Promise<CallToolResult>) =>
+    async (args: A, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
       const started = Date.now();
       try {
-        const result = await lease.use((runtime) => body(args, runtime));
+        const result = await lease.use((runtime) => body(args, runtime, extra.signal));
         log(`mcp: ${name} ok in ${Date.now() - started} ms`);
         return result;
       } catch (error) {
         const err = toSqlrecallError(error);
-        log(`mcp: ${name} failed: ${err.code}: ${redactSecrets(err.message)}`);
+        if (extra.signal.aborted) log(`mcp: ${name} cancelled after ${Date.now() - started} ms`);
+        else log(`mcp: ${name} failed: ${err.code}: ${redactSecrets(err.message)}`);
         return toolError(err);
       }
     };
@@ -228,7 +233,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.ask,
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
-    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime) => {
+    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime, signal) => {
       const assistant = await runtime.assistant();
       const doc: RowsDocument & {
         question: string;
@@ -259,6 +264,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         skipAnswer: args.answer === false,
         conversationId: args.conversation_id,
         without: args.without,
+        signal,
       })) {
         if (step.type === 'sql') doc.sql = step.sql;
         else if (step.type === 'rows') {
@@ -293,7 +299,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.sql,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime) => {
+    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
       let verdict = await guardSql(args.sql);
       if (verdict.ok && config.allowTables.length > 0)
         verdict = await guardSql(args.sql, {
@@ -308,6 +314,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       const result = await db.execute(verdict.sql, {
         maxRows: config.maxRows,
         timeoutMs: config.statementTimeoutMs,
+        signal,
       });
       const doc: RowsDocument & { sql: string } = {
         sql: verdict.sql,
