@@ -12,8 +12,10 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { withNameHint } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import {
   DEFAULT_MEMORY_TOP_K,
   MEMORY_KINDS,
@@ -34,7 +36,7 @@ import type { RuntimeLease } from './lease.js';
 /** Names of the tools, in the order they are listed. */
 export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
 
-/** Longest question or statement accepted by a tool: 10,000 characters (a pasted query, not a dump). */
+/** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
 export const MCP_MAX_INPUT_CHARS = 10_000;
 
 /** Options of {@link createMcpServer}. */
@@ -71,7 +73,10 @@ const question = z
   .string()
   .trim()
   .min(1, 'Give a question in plain language.')
-  .max(MCP_MAX_INPUT_CHARS, `At most ${MCP_MAX_INPUT_CHARS} characters.`);
+  .max(
+    MAX_QUESTION_CHARS,
+    `A question is at most ${MAX_QUESTION_CHARS.toLocaleString('en')} characters (the limit of every surface).`,
+  );
 
 /**
  * Input schemas of the tools. Strict objects: an unknown field (notably `user`) is refused, so a
@@ -311,11 +316,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           details: { rule: verdict.rule },
         });
       const db = await runtime.database();
-      const result = await db.execute(verdict.sql, {
-        maxRows: config.maxRows,
-        timeoutMs: config.statementTimeoutMs,
-        signal,
-      });
+      const result = await db
+        .execute(verdict.sql, { maxRows: config.maxRows, timeoutMs: config.statementTimeoutMs, signal })
+        .catch(async (error: unknown) => {
+          throw await withNameHint(error, verdict.sql, () => introspect(runtime));
+        });
       const doc: RowsDocument & { sql: string } = {
         sql: verdict.sql,
         columns: result.columns.map((c) => c.name),

@@ -4,6 +4,7 @@
 
 import type { Assistant } from '../../agent/assistant.js';
 import { toSqlrecallError } from '../../core/errors.js';
+import { checkQuestion } from '../../core/limits.js';
 import type { MemoryKind } from '../../core/memory.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
@@ -225,6 +226,15 @@ export async function runAsk(
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
+  try {
+    // Refused before anything opens: no database, no model server needed to say so.
+    checkQuestion(question);
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    printError(io, err);
+    if (json) printJson(io, { question, error: errorJson(err) });
+    return err.exitCode;
+  }
   const interrupt = onInterrupt(io);
   try {
     return await withRuntime(
