@@ -17,6 +17,7 @@ import {
   conversationStore,
   runSql,
 } from './api';
+import { CrossIcon, PencilIcon, ThumbDownIcon, ThumbUpIcon } from './icons';
 import { ResultChart, ResultTable, SqlBlock } from './result';
 
 /** The pipeline stages shown while a question runs, in order. */
@@ -87,10 +88,10 @@ function Feedback({ turn, update }: { turn: Turn; update: (t: Partial<Turn>) => 
   return (
     <div class="feedback">
       <button type="button" aria-label="Good answer, save as an example" onClick={() => void send('up')}>
-        👍
+        <ThumbUpIcon />
       </button>
       <button type="button" aria-label="Bad answer" onClick={() => setCorrecting(!correcting)}>
-        👎
+        <ThumbDownIcon />
       </button>
       {turn.feedback && <span role="status">{turn.feedback}</span>}
       {correcting && (
@@ -248,6 +249,7 @@ function Conversations({
                 <button
                   type="button"
                   class="open"
+                  title={name}
                   aria-current={c.id === current ? 'true' : undefined}
                   onClick={() => onOpen(c.id)}
                 >
@@ -264,10 +266,10 @@ function Conversations({
                     setTitle(name);
                   }}
                 >
-                  ✎
+                  <PencilIcon />
                 </button>
                 <button type="button" aria-label={`Delete: ${name}`} onClick={() => void remove(c.id)}>
-                  ✕
+                  <CrossIcon />
                 </button>
               </span>
             </li>

@@ -16,7 +16,15 @@ import sqlLanguage from 'highlight.js/lib/languages/sql';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Cell, Chart, Column } from './api';
 import { toCsv } from './csv';
-import { cellText, chartValue, formatNumber, isNumericType, sortRows } from './format';
+import {
+  cellText,
+  chartRows,
+  chartValue,
+  formatNumber,
+  isIdentifierColumn,
+  isNumericType,
+  sortRows,
+} from './format';
 
 hljs.registerLanguage('sql', sqlLanguage);
 ChartJs.register(
@@ -57,8 +65,11 @@ export function SqlBlock({ sql }: { sql: string }) {
 
 const show = (v: Cell): string => cellText(v);
 
-/** One table cell: NULL as a dimmed ∅ (distinct from '' and the text 'NULL'), numbers grouped. */
-function CellView({ value, numeric }: { value: Cell; numeric: boolean }) {
+/**
+ * One table cell: NULL as a dimmed ∅ (distinct from '' and the text 'NULL'), numbers grouped
+ * except identifiers and years (`plain`).
+ */
+function CellView({ value, numeric, plain }: { value: Cell; numeric: boolean; plain: boolean }) {
   if (value === null)
     return (
       <td class="null">
@@ -66,7 +77,7 @@ function CellView({ value, numeric }: { value: Cell; numeric: boolean }) {
         <span class="sr-only">null</span>
       </td>
     );
-  if (numeric) return <td class="num">{formatNumber(value)}</td>;
+  if (numeric) return <td class="num">{plain ? show(value) : formatNumber(value)}</td>;
   return <td>{show(value)}</td>;
 }
 
@@ -87,6 +98,7 @@ export function ResultTable({
   const [sort, setSort] = useState<{ col: number; dir: 1 | -1 } | null>(null);
   const [page, setPage] = useState(0);
   const numeric = useMemo(() => columns.map((c) => isNumericType(c.type)), [columns]);
+  const plain = useMemo(() => columns.map((c) => isIdentifierColumn(c.name, c.type)), [columns]);
   const sorted = useMemo(() => {
     if (!sort) return rows;
     return sortRows(rows, sort.col, sort.dir, numeric[sort.col] ?? false);
@@ -149,7 +161,7 @@ export function ResultTable({
             {shown.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <CellView key={j} value={v} numeric={numeric[j] ?? false} />
+                  <CellView key={j} value={v} numeric={numeric[j] ?? false} plain={plain[j] ?? false} />
                 ))}
               </tr>
             ))}
@@ -216,15 +228,16 @@ function ChartCanvas({ chart, columns, rows }: { chart: Chart; columns: Column[]
   useEffect(() => {
     if (!canvas.current) return;
     const xi = columns.findIndex((c) => c.name === chart.x);
+    const drawn = chartRows(rows, xi, chart.type);
     const instance = new ChartJs(canvas.current, {
       type: chart.type,
       data: {
-        labels: rows.map((r) => show(r[xi] ?? null)),
+        labels: drawn.map((r) => show(r[xi] ?? null)),
         datasets: chart.series.map((name, i) => {
           const ci = columns.findIndex((c) => c.name === name);
           return {
             label: name,
-            data: rows.map((r) => chartValue(r[ci] ?? null)),
+            data: drawn.map((r) => chartValue(r[ci] ?? null)),
             backgroundColor: COLORS[i % COLORS.length],
             borderColor: COLORS[i % COLORS.length],
           };
