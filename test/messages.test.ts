@@ -171,4 +171,53 @@ describe('messages and exit codes', () => {
     expect(run.stderr).toContain('a statement that modifies data (DELETE)');
     expect(run.stderr).not.toContain('WITH clause');
   });
+
+  it("rows that equal the statement's own LIMIT are called the first N, not a total", async () => {
+    const limited = await runCliInProcess(
+      ['sql', 'SELECT name FROM customers ORDER BY id LIMIT 2', '--db', shopUrl],
+      {
+        env: env(),
+      },
+    );
+    expect(limited.code).toBe(0);
+    expect(limited.stdout).toContain("the first 2 rows (the query's LIMIT 2), not a total");
+    const whole = await runCliInProcess(
+      ['sql', 'SELECT name FROM customers ORDER BY id LIMIT 10', '--db', shopUrl],
+      {
+        env: env(),
+      },
+    );
+    expect(whole.stdout).toContain('4 rows');
+    expect(whole.stdout).not.toContain('not a total');
+  });
+});
+
+describe('chat notes name what chat has', () => {
+  let model: ScriptedOllama;
+  let home: string;
+  let shop: string;
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'sqlrecall-messages-chat-'));
+    shop = (await pgliteShop()).url;
+    model = await startScriptedOllama({
+      chat: (request) =>
+        request.lastUserMessage.includes('numbers')
+          ? '```sql\nSELECT g FROM generate_series(1, 300) g\n```'
+          : 'Here they are.',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await model?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('more rows than the chat prints: no "use --json" (chat has no --json)', async () => {
+    const run = await runCliInProcess(['chat', '--db', shop], {
+      env: { SQLRECALL_HOME: home, OLLAMA_HOST: model.url, SQLRECALL_MEMORY: 'off' },
+      input: 'list the numbers\nexit\n',
+    });
+    expect(run.stdout).toContain('300 rows');
+    expect(run.stdout).toContain('200 shown');
+    expect(run.stdout).not.toContain('--json');
+  });
 });

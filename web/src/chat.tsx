@@ -304,6 +304,8 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
   const history = useRef<string[]>([]);
   const list = useRef<HTMLDivElement>(null);
   const follow = useRef(true);
+  /** Set when a conversation was (re)opened: show its last question, not the end of its answer. */
+  const reopened = useRef(false);
 
   const setConversationId = (id: string | undefined) => {
     setConversationIdState(id);
@@ -318,7 +320,8 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
       );
       setConversationId(id);
       setTurns(pastTurns(r.turns));
-      follow.current = true;
+      follow.current = false;
+      reopened.current = true;
     } catch {
       setConversationId(undefined);
     }
@@ -330,10 +333,19 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
     if (conversationId) void open(conversationId);
   }, []);
 
-  // Follow new output unless the person scrolled up.
+  // Follow new output unless the person scrolled up; a reopened conversation starts at its last
+  // question (the answer below it is read from the top, as when it was asked).
   useLayoutEffect(() => {
     const el = list.current;
-    if (el && follow.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (reopened.current) {
+      const last = el.querySelector<HTMLElement>('article.turn:last-of-type');
+      if (!last) return;
+      reopened.current = false;
+      el.scrollTop = Math.max(0, last.offsetTop - 8); // the list is the turns' offset parent
+      return;
+    }
+    if (follow.current) el.scrollTop = el.scrollHeight;
   });
 
   const patch = (key: number, p: Partial<Turn> | ((t: Turn) => Partial<Turn>)) =>
@@ -565,6 +577,7 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                   rows={t.rows}
                   truncated={Boolean(t.truncated)}
                   truncatedReason={t.truncatedReason}
+                  sql={t.sql ?? undefined}
                 />
               )}
               {t.columns && t.rows && t.rows.length === 0 && <p class="muted">No rows.</p>}

@@ -14,6 +14,7 @@ import {
 import hljs from 'highlight.js/lib/core';
 import sqlLanguage from 'highlight.js/lib/languages/sql';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { limitNote, limitReached } from '../../src/agent/statement-limit.js';
 import type { Cell, Chart, Column } from './api';
 import { toCsv } from './csv';
 import {
@@ -88,13 +89,17 @@ export function ResultTable({
   rows,
   truncated,
   truncatedReason,
+  sql,
 }: {
   columns: Column[];
   rows: Cell[][];
   truncated: boolean;
   /** Why the result was cut (value contract): the row cap or the byte budget. */
   truncatedReason?: 'max_rows' | 'max_bytes' | undefined;
+  /** The statement, to say when its own LIMIT cut the list. */
+  sql?: string | undefined;
 }) {
+  const limit = truncated ? undefined : limitReached(sql, rows.length);
   const [sort, setSort] = useState<{ col: number; dir: 1 | -1 } | null>(null);
   const [page, setPage] = useState(0);
   const numeric = useMemo(() => columns.map((c) => isNumericType(c.type)), [columns]);
@@ -131,6 +136,11 @@ export function ResultTable({
             ? `Only the first ${rows.length} rows were fetched (the result size limit was reached).`
             : `Only the first ${rows.length} rows were fetched (the row limit was reached).`}{' '}
           Sorting covers the fetched rows only.
+        </p>
+      )}
+      {limit !== undefined && (
+        <p class="notice" role="note">
+          These are {limitNote(limit)}: there may be more.
         </p>
       )}
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1) */}

@@ -68,6 +68,8 @@ export interface AnswerOptions {
   confirmDeletes?: boolean;
   /** Answer only from saved examples and rules (`--no-model`). */
   noModel?: boolean;
+  /** Where the result is printed (`chat` notes name chat's own ways); default a command. */
+  surface?: 'command' | 'chat';
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -132,7 +134,11 @@ export async function answerQuestion(
           doc.columnTypes = step.result.columns.map((c) => c.type);
           doc.truncated = step.result.truncated;
           if (step.result.truncatedReason !== undefined) doc.truncatedReason = step.result.truncatedReason;
-          if (human) printResult(io, step.result, options.maxRows, options.maxResultBytes);
+          if (human)
+            printResult(io, step.result, options.maxRows, options.maxResultBytes, {
+              surface: options.surface ?? 'command',
+              ...(doc.sql !== null ? { sql: doc.sql } : {}),
+            });
           if (!options.skipAnswer) spinner.start('Writing the answer…');
           break;
         case 'answer_token':

@@ -111,7 +111,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
         );
       });
     if (json) await writeJsonStreaming(io, sqlJson(verdict.sql, result));
-    else printResult(io, result, config.maxRows, config.maxResultBytes);
+    else printResult(io, result, config.maxRows, config.maxResultBytes, { sql: verdict.sql });
     return 0;
   } catch (error) {
     const err = toSqlrecallError(error);
