@@ -29,6 +29,7 @@ describe('the statement’s own row limit', () => {
       rows: [['Asha'], ['Bob']],
       rowCount: 2,
       truncated: false,
+      durationMs: 1,
     };
     const limited = buildAnswerMessages('which customers?', 'SELECT name FROM customers LIMIT 2', result);
     expect(limited[1]!.content).toContain("the first 2 rows (the query's LIMIT 2), not a total");
