@@ -510,13 +510,19 @@ describe('web UI in Chromium', () => {
 
     // Identifier and year columns are not digit-grouped; a count is.
     await first.getByRole('button', { name: 'Edit SQL' }).click();
-    await first.getByLabel('SQL to run').fill('SELECT 1455 AS id, 1455 AS n, 2024 AS year');
+    await first
+      .getByLabel('SQL to run')
+      .fill('SELECT 1455 AS id, 1455 AS n, 2024 AS year FROM generate_series(1, 3) LIMIT 1');
     await first.getByRole('button', { name: 'Run SQL' }).click();
     const ran = page.locator('article.turn[data-kind="sql"]').last();
     await expect.poll(() => ran.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
     expect(
       await ran.locator('table[aria-label="Result"] tbody tr').first().locator('td').allTextContents(),
     ).toEqual(['1455', '1,455', '2024']);
+    // The statement's own LIMIT cut the list: the table says so (not a total).
+    expect(await ran.locator('.notice').textContent()).toContain(
+      "the first 1 row (the query's LIMIT 1), not a total",
+    );
 
     // Reopened (reload): the last answer is shown from its question, not scrolled to its end.
     await page.reload();
