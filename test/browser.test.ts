@@ -183,6 +183,7 @@ describe('web UI in Chromium', () => {
     tokens.carol = await users.add('carol');
     tokens.dave = await users.add('dave');
     tokens.erin = await users.add('erin');
+    tokens.grace = await users.add('grace');
     await client.close();
     serve = spawn(
       process.execPath,
@@ -475,6 +476,76 @@ describe('web UI in Chromium', () => {
       await context.close();
     }, 120_000);
   }
+
+  it('polish: favicon, SVG icons, ungrouped ids, full titles, reopened at the question, Memory tab on a wide screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, tokens.grace!);
+    expect(
+      await page.evaluate(() => document.querySelector('link[rel="icon"]')?.getAttribute('href') ?? ''),
+    ).toMatch(/^data:image\/svg\+xml,/);
+
+    // Two answers: the conversation's title is the first question, whole.
+    const question = 'revenue by country over the whole period, every country included please';
+    const box = page.getByLabel('Question');
+    for (const q of [question, 'revenue by country again']) {
+      await box.fill(q);
+      await box.press('Enter');
+      await expect
+        .poll(() => page.locator('article.turn').last().getAttribute('data-status'), { timeout: 20_000 })
+        .toBe('done');
+    }
+    const first = page.locator('article.turn').first();
+    // Thumbs up/down are drawn as SVG, no emoji character (they need an emoji font).
+    const thumbs = first.locator('.feedback button');
+    expect(await thumbs.count()).toBe(2);
+    for (const b of await thumbs.all()) {
+      expect(await b.locator('svg').count()).toBe(1);
+      expect((await b.textContent())?.trim()).toBe('');
+    }
+    const nav = page.getByRole('navigation', { name: 'Conversations' });
+    await expect.poll(() => nav.locator('li .open').first().getAttribute('title')).toBe(question);
+    for (const b of await nav.locator('.conv-actions button').all())
+      expect(await b.locator('svg').count()).toBe(1);
+
+    // Identifier and year columns are not digit-grouped; a count is.
+    await first.getByRole('button', { name: 'Edit SQL' }).click();
+    await first
+      .getByLabel('SQL to run')
+      .fill('SELECT 1455 AS id, 1455 AS n, 2024 AS year FROM generate_series(1, 3) LIMIT 1');
+    await first.getByRole('button', { name: 'Run SQL' }).click();
+    const ran = page.locator('article.turn[data-kind="sql"]').last();
+    await expect.poll(() => ran.getAttribute('data-status'), { timeout: 15_000 }).toBe('done');
+    expect(
+      await ran.locator('table[aria-label="Result"] tbody tr').first().locator('td').allTextContents(),
+    ).toEqual(['1455', '1,455', '2024']);
+    // The statement's own LIMIT cut the list: the table says so (not a total).
+    expect(await ran.locator('.notice').textContent()).toContain(
+      "the first 1 row (the query's LIMIT 1), not a total",
+    );
+
+    // Reopened (reload): the last answer is shown from its question, not scrolled to its end.
+    await page.reload();
+    // The two answers come back (a hand-run statement is not part of the stored conversation).
+    await expect.poll(() => page.locator('article.turn').count(), { timeout: 15_000 }).toBe(2);
+    await page.waitForTimeout(300);
+    const questionInView = await page.evaluate(() => {
+      const list = document.querySelector('.turns').getBoundingClientRect();
+      const turns = document.querySelectorAll('article.turn');
+      const q = turns[turns.length - 1].getBoundingClientRect();
+      return q.top >= list.top - 1 && q.top < list.bottom;
+    });
+    expect(questionInView).toBe(true);
+    expect(await page.evaluate(() => document.querySelector('.turns').scrollTop)).toBeGreaterThan(0);
+
+    // The Memory tab does something on a wide screen: the focus moves to the memory bank.
+    await page.getByRole('button', { name: 'Memory', exact: true }).click();
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.classList.contains('side-col') ?? false))
+      .toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-desktop-polish.png') });
+    await context.close();
+  }, 120_000);
 
   it('an answer without the model shows its path as a badge', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -1,13 +1,15 @@
 /**
  * Issue 14, cancellation that reaches the database (server PostgreSQL only: PGlite runs in-process
  * and cannot interrupt a statement). A long cross join started through the CLI (Ctrl-C = SIGINT to
- * the real binary) and through HTTP (the client goes away: JSON and SSE) is gone from
- * `pg_stat_activity` within a second.
+ * the real binary), through HTTP (the client goes away: JSON and SSE) and through MCP (the SDK
+ * client sends `notifications/cancelled`) is gone from `pg_stat_activity` within a second.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
@@ -18,6 +20,8 @@ import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './supp
 
 /** Runs for minutes: 10^12 row combinations. */
 const CROSS_JOIN = 'SELECT count(*) FROM nums a, nums b, nums c';
+/** A question whose model reply takes 30 s (a cancelled call must not wait for it). */
+const SLOW_MODEL_QUESTION = 'think slowly about the numbers';
 
 describe.skipIf(!TEST_DATABASE_URL)('cancellation reaches the server', () => {
   let temp: TempDatabase;
@@ -50,10 +54,12 @@ describe.skipIf(!TEST_DATABASE_URL)('cancellation reaches the server', () => {
     await probe.query('CREATE TABLE nums AS SELECT g AS n FROM generate_series(1, 10000) g');
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-cancel-'));
     model = await startScriptedOllama({
-      chat: (request) =>
-        request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)
-          ? `\`\`\`sql\n${CROSS_JOIN}\n\`\`\``
-          : 'ok',
+      chat: (request) => {
+        if (!request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) return 'ok';
+        if (request.lastUserMessage.includes(SLOW_MODEL_QUESTION))
+          return { text: `\`\`\`sql\n${CROSS_JOIN}\n\`\`\``, delayMs: 30_000 };
+        return `\`\`\`sql\n${CROSS_JOIN}\n\`\`\``;
+      },
     });
   }, 60_000);
 
@@ -153,6 +159,95 @@ describe.skipIf(!TEST_DATABASE_URL)('cancellation reaches the server', () => {
       await reader.cancel();
       const gone = await waitFor(async () => (await running()) === 0, 5_000);
       expect(gone).toBeLessThan(1000);
+    }, 60_000);
+  });
+
+  describe('MCP (the SDK client sends notifications/cancelled)', () => {
+    let client: Client;
+    let stderr = '';
+
+    beforeAll(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp', '--user', 'mcp-cancel', '--db', temp.url],
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: home,
+          SQLRECALL_HOME: home,
+          OLLAMA_HOST: model.url,
+          SQLRECALL_MEMORY: 'off',
+          SQLRECALL_STATEMENT_TIMEOUT_MS: '120000',
+        },
+        cwd: ROOT,
+        stderr: 'pipe',
+      });
+      transport.stderr?.on('data', (d) => {
+        stderr += d;
+      });
+      client = new Client({ name: 'sqlrecall-cancel-test', version: '1.0.0' });
+      await client.connect(transport);
+    }, 60_000);
+    afterAll(async () => {
+      await client?.close();
+    });
+
+    /**
+     * True while our backend runs a statement over `nums` (its lock on the table shows it): the guard's
+     * own catalog reads run through the same connection first and must not count as started.
+     */
+    const crossJoinRunning = async (): Promise<boolean> => {
+      const result = await probe.query(
+        `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE a.datname = $1 AND a.state = 'active' AND a.application_name = 'sqlrecall'
+           AND l.relation = 'nums'::regclass`,
+        [temp.name],
+      );
+      return result.rows[0].n > 0;
+    };
+
+    /**
+     * Starts a tool call, waits until `started` holds, cancels it (the SDK client sends
+     * notifications/cancelled); resolves once cancelled, with the call's outcome still pending.
+     */
+    const cancelWhen = async (
+      name: string,
+      args: Record<string, unknown>,
+      started: () => Promise<boolean>,
+    ) => {
+      const controller = new AbortController();
+      const call = client
+        .callTool({ name, arguments: args }, undefined, { signal: controller.signal, timeout: 120_000 })
+        .then(
+          () => 'answered',
+          (error: Error) => error.message,
+        );
+      await waitFor(started, 30_000);
+      controller.abort('the user pressed stop');
+      return { outcome: call };
+    };
+
+    it('a cancelled `sql` call: the statement is gone within 1 s', async () => {
+      const { outcome } = await cancelWhen('sql', { sql: CROSS_JOIN }, crossJoinRunning);
+      const gone = await waitFor(async () => (await running()) === 0, 5_000);
+      expect(gone).toBeLessThan(1000);
+      expect(await outcome).not.toBe('answered');
+    }, 60_000);
+
+    it('a cancelled `ask` call: its statement is gone within 1 s', async () => {
+      const { outcome } = await cancelWhen('ask', { question: 'count everything' }, crossJoinRunning);
+      const gone = await waitFor(async () => (await running()) === 0, 5_000);
+      expect(gone).toBeLessThan(1000);
+      expect(await outcome).not.toBe('answered');
+    }, 60_000);
+
+    it('a cancelled `ask` call stops its model request', async () => {
+      const slow = () => model.requests.find((r) => JSON.stringify(r.body).includes(SLOW_MODEL_QUESTION));
+      await cancelWhen('ask', { question: SLOW_MODEL_QUESTION }, async () => slow() !== undefined);
+      const stopped = await waitFor(async () => slow()?.aborted === true, 5_000);
+      expect(stopped).toBeLessThan(1000);
+      // The server is still serving: the next call is answered.
+      const next = await client.callTool({ name: 'sql', arguments: { sql: 'SELECT 1 AS one' } });
+      expect(next.isError, stderr).toBeFalsy();
     }, 60_000);
   });
 });

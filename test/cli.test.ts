@@ -2,15 +2,14 @@
  * The CLI contract as a user meets it: exit codes, one-sentence errors without stack traces or
  * passwords, --json documents, the REPL, doctor's fixes and demo without a model server.
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_PROMPT_MARKER, SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { runSqlrecall } from './support/cli.js';
 import { type Fixture, pgliteShop } from './support/fixtures.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
 
 /** A TCP port on loopback where nothing listens. */
 async function closedPort(): Promise<number> {
@@ -31,7 +30,7 @@ describe('sqlrecall CLI', () => {
 
   beforeAll(async () => {
     fixture = await pgliteShop();
-    home = mkdtempSync(join(tmpdir(), 'sqlrecall-cli-'));
+    home = tempDir('sqlrecall-cli-');
     model = await startScriptedOllama({
       chat: (req) => {
         const system = req.messages[0]?.content ?? '';

@@ -1,16 +1,14 @@
 /**
  * Issue 17: `sqlrecall doctor` with each model backend up and down, and the exact fix printed.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
 
 let server: ScriptedOllama;
 let downUrl: string;
-const home = mkdtempSync(join(tmpdir(), 'sqlrecall-doctor-'));
+const home = tempDir('sqlrecall-doctor-');
 
 beforeAll(async () => {
   server = await startScriptedOllama();

@@ -5,8 +5,6 @@
  * The embedded memory store is single-process, so the two users run as sequential processes on
  * the same store.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,6 +17,7 @@ import { serverShop } from './support/fixtures.js';
 import { createStoreHarness } from './support/memory-store.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
+import { tempDir } from './support/temp-dir.js';
 
 const INDIA = "customers.country = 'India'";
 const QUESTION = 'Which customers do we have?';
@@ -47,7 +46,7 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
   const prompts: string[] = [];
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-mcp-'));
+    const dir = tempDir('sqlrecall-mcp-');
     await createDemoDatabase(join(dir, 'demo-shop'));
     server = await startScriptedOllama({
       chat: (request) => {

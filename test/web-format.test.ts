@@ -1,10 +1,12 @@
 /** Pure display logic of web result tables (issue 14/16): exact numeric sort, grouping, chart values. */
 import { describe, expect, it } from 'vitest';
 import {
+  chartRows,
   chartValue,
   compareCells,
   compareNumeric,
   formatNumber,
+  isIdentifierColumn,
   isNumericType,
   sortRows,
 } from '../web/src/format.js';
@@ -64,5 +66,43 @@ describe('web result formatting', () => {
     for (const t of ['int8', 'numeric', 'money', 'float8', 'numeric(10,2)'])
       expect(isNumericType(t)).toBe(true);
     for (const t of ['text', 'date', 'jsonb']) expect(isNumericType(t)).toBe(false);
+  });
+});
+
+describe('identifier columns and date-ordered line charts', () => {
+  it('integer ids and years are not digit-grouped; counts and amounts are', () => {
+    expect(isIdentifierColumn('id', 'int4')).toBe(true);
+    expect(isIdentifierColumn('customer_id', 'int8')).toBe(true);
+    expect(isIdentifierColumn('year', 'int4')).toBe(true);
+    expect(isIdentifierColumn('order_year', 'int2')).toBe(true);
+    expect(isIdentifierColumn('orders', 'int8')).toBe(false);
+    expect(isIdentifierColumn('revenue', 'numeric')).toBe(false);
+    expect(isIdentifierColumn('id', 'numeric')).toBe(false); // not an integer column
+    expect(formatNumber('1455', 'en-US')).toBe('1,455'); // the grouped form the table avoids for ids
+  });
+
+  it('a line chart over dates is drawn in date order whatever the row order; bars keep their order', () => {
+    const rows = [
+      ['2025-03-01', '30'],
+      ['2025-01-01', '10'],
+      [null, '0'],
+      ['2025-02-01', '20'],
+    ];
+    expect(chartRows(rows, 0, 'line').map((r) => r[0])).toEqual([
+      '2025-01-01',
+      '2025-02-01',
+      '2025-03-01',
+      null,
+    ]);
+    expect(chartRows(rows, 0, 'bar').map((r) => r[0])).toEqual([
+      '2025-03-01',
+      '2025-01-01',
+      null,
+      '2025-02-01',
+    ]);
+    // Not dates: the statement's order stands.
+    const countries = [['India'], ['China']];
+    expect(chartRows(countries, 0, 'line')).toEqual(countries);
+    expect(rows[0]![0]).toBe('2025-03-01'); // not mutated
   });
 });

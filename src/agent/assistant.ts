@@ -3,7 +3,9 @@
  * (repair on database errors, bounded) → explain. Composed from small functions; every stage reports
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
+
 import { SqlrecallError } from '../core/errors.js';
+import { checkQuestion } from '../core/limits.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -223,6 +225,8 @@ export class Assistant {
    *   `model_*`, `db_*` — thrown after the steps that led to it were yielded.
    */
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
+    // Every surface checks the question before any model call (empty or over the documented limit).
+    checkQuestion(input.message);
     const { schema } = await this.schema();
     if (input.noModel) return yield* this.withoutModel(input, schema, '--no-model', undefined);
     try {

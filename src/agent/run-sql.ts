@@ -3,10 +3,11 @@
  * model's SQL: one statement, the same guard (allowlist and catalog-aware checks included), the same
  * row cap and statement timeout, read-only execution, cancelled through `signal`.
  */
-import { SqlrecallError } from '../core/errors.js';
+import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { extractSqlOffThread, guardSqlOffThread } from '../sql/check-pool.js';
+import { checkIdentifiers } from '../sql/identifiers.js';
 
 /** Longest SQL text accepted (characters), the same bound as a question's SQL reply is far below. */
 export const MAX_SQL_CHARS = 100_000;
@@ -54,11 +55,46 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
       details: { rule: verdict.rule },
     });
-  const result = await input.db.execute(verdict.sql, {
-    maxRows: input.maxRows,
-    timeoutMs: input.timeoutMs,
-    ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
-    signal: input.signal,
-  });
-  return { sql: verdict.sql, result };
+  try {
+    const result = await input.db.execute(verdict.sql, {
+      maxRows: input.maxRows,
+      timeoutMs: input.timeoutMs,
+      ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
+      signal: input.signal,
+    });
+    return { sql: verdict.sql, result };
+  } catch (error) {
+    throw await withNameHint(error, verdict.sql, async () => input.schema);
+  }
+}
+
+/** SQLSTATEs of a name the database does not know: undefined_table, undefined_column. */
+const UNKNOWN_NAME_STATES = new Set(['42P01', '42703']);
+
+/**
+ * The database's "relation … does not exist" (or unknown column) error with the closest catalog
+ * names as its hint (`Did you mean orders?`), from the same identifier check the repair prompt
+ * uses. Any other error, or no close name, comes back unchanged (as a SqlrecallError).
+ * @param schema the catalog, read only when the error is about an unknown name
+ */
+export async function withNameHint(
+  error: unknown,
+  sql: string,
+  schema: () => Promise<Schema | undefined>,
+): Promise<SqlrecallError> {
+  const err = toSqlrecallError(error);
+  if (err.code !== 'db_query' || !UNKNOWN_NAME_STATES.has(err.details.sqlState ?? '')) return err;
+  if (typeof err.details.hint === 'string') return err;
+  try {
+    const catalog = await schema();
+    if (!catalog) return err;
+    const candidates = (await checkIdentifiers(sql, catalog)).unknown.flatMap((u) => u.candidates);
+    if (candidates.length === 0) return err;
+    return new SqlrecallError(err.code, err.message, {
+      cause: err.cause,
+      details: { ...err.details, hint: `Did you mean ${[...new Set(candidates)].slice(0, 3).join(' or ')}?` },
+    });
+  } catch {
+    return err; // the hint is a courtesy: the database's own error stands without it
+  }
 }

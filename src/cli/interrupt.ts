@@ -4,10 +4,24 @@
  * command then ends normally and exits {@link EXIT_INTERRUPTED} once the cancel is confirmed (the
  * statement failed with SQLSTATE 57014). A second Ctrl-C exits at once.
  */
+import { EXIT_INTERRUPTED } from '../core/errors.js';
 import type { CliIO } from './io.js';
 
-/** Exit code of a command stopped by Ctrl-C (128 + SIGINT, the shell convention). */
-export const EXIT_INTERRUPTED = 130;
+export { EXIT_INTERRUPTED };
+
+/**
+ * Ctrl-C in a command that has no handling of its own (demo, doctor, memory, schema, users): one
+ * line saying so and exit {@link EXIT_INTERRUPTED}, instead of Node's silent death by signal. A
+ * command that listens for SIGINT itself (ask, sql, chat, serve, hold, eval, mcp) decides alone.
+ */
+export function exitOnUnhandledInterrupt(write: (text: string) => void): void {
+  const handler = (): void => {
+    if (process.listenerCount('SIGINT') > 1) return;
+    write('\ncancelled\n');
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.on('SIGINT', handler);
+}
 
 /** A SIGINT listener bound to one command run. */
 export interface Interrupt {

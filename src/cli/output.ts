@@ -3,6 +3,7 @@
  * logs to stderr. `--json` prints exactly one JSON document on stdout.
  */
 import Table from 'cli-table3';
+import { limitNote, limitReached } from '../agent/statement-limit.js';
 import type { SqlrecallError } from '../core/errors.js';
 import type { CellValue, QueryResult } from '../core/ports.js';
 import { redactSecrets } from '../core/redact.js';
@@ -63,8 +64,22 @@ export function displayCell(value: CellValue): string {
   );
 }
 
+/** Where a result is printed: its notes name that surface's own ways to see more. */
+export interface PrintContext {
+  /** `chat` has no --json: its notes say so differently. Default `command` (ask, sql). */
+  surface?: 'command' | 'chat';
+  /** The statement, to say when its own LIMIT cut the list. */
+  sql?: string;
+}
+
 /** Prints a result as a table (numbers right-aligned), with row counts and the truncation note. */
-export function printResult(io: CliIO, result: QueryResult, maxRows: number, maxBytes?: number): void {
+export function printResult(
+  io: CliIO,
+  result: QueryResult,
+  maxRows: number,
+  maxBytes?: number,
+  context: PrintContext = {},
+): void {
   const table = new Table({
     head: result.columns.map((c) => c.name),
     style: { head: [], border: [], compact: true },
@@ -83,12 +98,21 @@ export function printResult(io: CliIO, result: QueryResult, maxRows: number, max
   if (result.columns.length > 0) io.stdout.write(`${table.toString()}\n`);
   const shown = Math.min(result.rowCount, DISPLAY_MAX_ROWS);
   const notes: string[] = [`${result.rowCount} row${result.rowCount === 1 ? '' : 's'}`];
-  if (shown < result.rowCount) notes.push(`${shown} shown (use --json for all)`);
+  if (shown < result.rowCount)
+    notes.push(
+      context.surface === 'chat'
+        ? `${shown} shown: the chat prints at most ${DISPLAY_MAX_ROWS}; narrow the question to see others`
+        : `${shown} shown (use --json for all)`,
+    );
+  const limit = result.truncated ? undefined : limitReached(context.sql, result.rowCount);
+  if (limit !== undefined) notes.push(limitNote(limit));
   if (result.truncated && result.truncatedReason === 'max_bytes') {
     const budget = maxBytes === undefined ? 'the result byte budget' : `the ${formatBytes(maxBytes)} budget`;
     notes.push(`stopped at ${budget}; raise it with --max-result-bytes`);
   } else if (result.truncated) {
-    notes.push(`stopped at the row cap of ${maxRows}; raise it with --max-rows`);
+    notes.push(
+      `stopped at the row cap of ${maxRows}; raise it with ${context.surface === 'chat' ? 'sqlrecall chat --max-rows N' : '--max-rows'}`,
+    );
   }
   io.stdout.write(`${pc.dim(`(${notes.join('; ')})`)}\n`);
 }

@@ -3,13 +3,14 @@
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { SqlrecallError } from '../core/errors.js';
+import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
 // Each command's module is imported when that command runs (issue 15: process start), so `ask`
 // never loads the HTTP server, the eval harness or the other commands' dependencies, and
 // `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
 // `configFrom` lives in `config-from.ts`, `reportError` in `report.ts`.
 import { MCP_HELP } from './commands/mcp-help.js';
 import type { CliIO } from './io.js';
+import { MEMORY_SUBCOMMANDS } from './memory-subcommands.js';
 
 /** Options shared by every command (flags win over environment and `.env`). */
 export interface GlobalOptions {
@@ -48,7 +49,8 @@ export interface GlobalOptions {
 
 const EXAMPLES = `
 Examples:
-  $ sqlrecall demo                                   # embedded demo shop + chat, no server needed
+  $ sqlrecall demo                                   # embedded demo shop + chat: no database server
+                                                     # needed, a model server (Ollama) is
   $ sqlrecall ask "top 5 customers by revenue" --db postgres://me@localhost/shop
   $ sqlrecall ask "orders per month in 2025" --json  # one JSON document on stdout
   $ sqlrecall sql "SELECT count(*) FROM orders"      # same guard and read-only execution, no model
@@ -59,8 +61,8 @@ Examples:
   $ sqlrecall ask --user priya --without 3f2a9c1b "top customers"     # once without that memory
   $ sqlrecall ask --conversation q3 "how many of those were wholesale?" # follow-up in a conversation
   $ sqlrecall chat --resume                          # continue your last conversation
-  $ sqlrecall memory list --user priya               # also add, search, edit, delete, restore, history,
-                                                     # export, import, off, on, reembed (--team T)
+  $ sqlrecall memory list --user priya               # also ${MEMORY_SUBCOMMANDS.filter((c) => c !== 'list').join(', ')}
+                                                     # (--team T)
 
 Configuration (flags win over environment, environment over .env):
   DATABASE_URL            postgres://user:pass@host:5432/db or pglite:DIR
@@ -84,8 +86,24 @@ Configuration (flags win over environment, environment over .env):
   SQLRECALL_KEEP_WARM     seconds a background \`sqlrecall hold\` keeps the embedded stores
                           open after ask or sql (default 0: off); see \`sqlrecall hold --help\`
 
-Exit codes: 0 ok, 1 unexpected, 2 usage or configuration, 3 refused by the SQL guard,
-            4 database error, 5 model server unavailable or unusable output.`;
+${exitCodesHelp()}`;
+
+/** The "Exit codes:" lines of the help, from {@link EXIT_CODE_MEANINGS} (the README lists the same). */
+export function exitCodesHelp(): string {
+  const items = EXIT_CODE_MEANINGS.map(([code, meaning]) => `${code} ${meaning}`);
+  const lines: string[] = [];
+  let line = 'Exit codes:';
+  for (const [i, item] of items.entries()) {
+    const piece = ` ${item}${i < items.length - 1 ? ',' : '.'}`;
+    if (line.length + piece.length > 100) {
+      lines.push(line);
+      line = `           `;
+    }
+    line += piece;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
 
 const HOLD_HELP = `
 Every embedded data directory (the memory store under SQLRECALL_HOME, a pglite:DIR database) is
@@ -143,6 +161,8 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
     .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())
     .addHelpText('after', EXAMPLES)
+    // Every subcommand's help lists the global options (--json, --db, --user, …) it accepts too.
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -185,13 +205,8 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
 
   program
     .command('memory')
-    .description(
-      'manage memories: list|add|search|edit|delete|restore|history|export|import|off|on|reembed (--user U, --team T)',
-    )
-    .argument(
-      '<command>',
-      'list, add, search, edit, delete, restore, history, export, import, off, on, reembed, pin or unpin',
-    )
+    .description(`manage memories: ${MEMORY_SUBCOMMANDS.join('|')} (--user U, --team T)`)
+    .argument('<command>', `${MEMORY_SUBCOMMANDS.slice(0, -1).join(', ')} or ${MEMORY_SUBCOMMANDS.at(-1)}`)
     .argument('[args...]', 'text, id or file, depending on the command')
     .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')
     .option('--sql <fragment>', 'compiled SQL for add/edit, e.g. "customers.country = \'India\'"')

@@ -70,6 +70,24 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   too_many_requests: { exitCode: 2, httpStatus: 429 },
 };
 
+/** Exit code of a command stopped with Ctrl-C (SIGINT: 128 + 2), after the running statement was cancelled. */
+export const EXIT_INTERRUPTED = 130;
+
+/**
+ * What each exit code means, in order: the help text and the README list these, and every
+ * `exitCode` of {@link ERROR_TABLE} has an entry (a test checks both).
+ */
+export const EXIT_CODE_MEANINGS: readonly (readonly [code: number, meaning: string])[] = [
+  [0, 'ok'],
+  [1, 'unexpected'],
+  [2, 'usage or configuration'],
+  [3, 'refused by the SQL guard'],
+  [4, 'database error'],
+  [5, 'model server unavailable or unusable output'],
+  [6, 'memory store locked or unreachable'],
+  [EXIT_INTERRUPTED, 'cancelled with Ctrl-C'],
+];
+
 /** Facts any error may carry (never secrets). */
 export interface CommonErrorDetails {
   /** A command or step that fixes the problem, shown to the user as-is. */

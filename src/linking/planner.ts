@@ -175,7 +175,7 @@ export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPla
             wholeSchemaTokens,
             budget,
             choices: all,
-            degradations: maxValues === 12 ? [] : ['fewer sample values'],
+            degradations: maxValues === 10 ? [] : ['fewer sample values'],
             index: report,
           };
         }

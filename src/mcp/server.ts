@@ -12,8 +12,10 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { withNameHint } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import {
   DEFAULT_MEMORY_TOP_K,
   MEMORY_KINDS,
@@ -34,7 +36,7 @@ import type { RuntimeLease } from './lease.js';
 /** Names of the tools, in the order they are listed. */
 export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
 
-/** Longest question or statement accepted by a tool: 10,000 characters (a pasted query, not a dump). */
+/** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
 export const MCP_MAX_INPUT_CHARS = 10_000;
 
 /** Options of {@link createMcpServer}. */
@@ -71,7 +73,10 @@ const question = z
   .string()
   .trim()
   .min(1, 'Give a question in plain language.')
-  .max(MCP_MAX_INPUT_CHARS, `At most ${MCP_MAX_INPUT_CHARS} characters.`);
+  .max(
+    MAX_QUESTION_CHARS,
+    `A question is at most ${MAX_QUESTION_CHARS.toLocaleString('en')} characters (the limit of every surface).`,
+  );
 
 /**
  * Input schemas of the tools. Strict objects: an unknown field (notably `user`) is refused, so a
@@ -201,18 +206,23 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const linkings = new WeakMap<Runtime, ReturnType<typeof createSchemaLinking>>();
   const bounded = (value: unknown) => textResult(boundedText(value, maxBytes));
 
-  /** Runs a tool body, turning every failure into an MCP tool error with the product's code. */
+  /**
+   * Runs a tool body, turning every failure into an MCP tool error with the product's code. The body
+   * gets the request's abort signal: a client's `notifications/cancelled` (the user pressed stop)
+   * stops the model request and cancels the running statement on the server, as Ctrl-C does.
+   */
   const guarded =
-    <A>(name: string, body: (args: A, runtime: Runtime) => Promise<CallToolResult>) =>
-    async (args: A): Promise<CallToolResult> => {
+    <A>(name: string, body: (args: A, runtime: Runtime, signal: AbortSignal) => Promise<CallToolResult>) =>
+    async (args: A, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
       const started = Date.now();
       try {
-        const result = await lease.use((runtime) => body(args, runtime));
+        const result = await lease.use((runtime) => body(args, runtime, extra.signal));
         log(`mcp: ${name} ok in ${Date.now() - started} ms`);
         return result;
       } catch (error) {
         const err = toSqlrecallError(error);
-        log(`mcp: ${name} failed: ${err.code}: ${redactSecrets(err.message)}`);
+        if (extra.signal.aborted) log(`mcp: ${name} cancelled after ${Date.now() - started} ms`);
+        else log(`mcp: ${name} failed: ${err.code}: ${redactSecrets(err.message)}`);
         return toolError(err);
       }
     };
@@ -228,7 +238,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.ask,
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
-    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime) => {
+    guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime, signal) => {
       const assistant = await runtime.assistant();
       const doc: RowsDocument & {
         question: string;
@@ -259,6 +269,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         skipAnswer: args.answer === false,
         conversationId: args.conversation_id,
         without: args.without,
+        signal,
       })) {
         if (step.type === 'sql') doc.sql = step.sql;
         else if (step.type === 'rows') {
@@ -293,7 +304,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.sql,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime) => {
+    guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
       let verdict = await guardSql(args.sql);
       if (verdict.ok && config.allowTables.length > 0)
         verdict = await guardSql(args.sql, {
@@ -305,10 +316,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           details: { rule: verdict.rule },
         });
       const db = await runtime.database();
-      const result = await db.execute(verdict.sql, {
-        maxRows: config.maxRows,
-        timeoutMs: config.statementTimeoutMs,
-      });
+      const result = await db
+        .execute(verdict.sql, { maxRows: config.maxRows, timeoutMs: config.statementTimeoutMs, signal })
+        .catch(async (error: unknown) => {
+          throw await withNameHint(error, verdict.sql, () => introspect(runtime));
+        });
       const doc: RowsDocument & { sql: string } = {
         sql: verdict.sql,
         columns: result.columns.map((c) => c.name),

@@ -3,6 +3,7 @@
  * every request and generate `/openapi.json`.
  */
 import { z } from '@hono/zod-openapi';
+import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { MEMORY_KINDS } from '../core/memory.js';
 
 /** `{error: {code, message}}`: the one error shape, with the status from `ERROR_TABLE`. */
@@ -103,12 +104,17 @@ export const ChangeSchema = z
   })
   .openapi('MemoryChange');
 
-const text = (max: number) => z.string().trim().min(1, { error: 'must not be empty' }).max(max);
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `is longer than ${max.toLocaleString('en')} characters, the limit` });
 
 /** Body of `POST /api/ask`. */
 export const AskBodySchema = z
   .object({
-    question: text(4000).openapi({ example: 'top 5 customers by revenue' }),
+    question: text(MAX_QUESTION_CHARS).openapi({ example: 'top 5 customers by revenue' }),
     conversationId: z.string().min(1).max(200).optional(),
     /** Memory ids not to apply to this question (the chips the user switched off). */
     without: z.array(z.string().min(4).max(64)).max(50).optional(),

@@ -77,8 +77,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
   {
     id: 'data-modifying',
     match: { nodes: ['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'TruncateStmt'] },
-    reason:
-      'refused: the statement contains a data-modifying part ({name}), for example inside a WITH clause',
+    reason: 'refused: a statement that modifies data ({name}); only reads are allowed',
   },
   {
     id: 'merge',

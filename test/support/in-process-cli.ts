@@ -3,15 +3,13 @@
  * without the 0.3 s Node start-up per command. Use the subprocess helper (`cli.ts`) only where the
  * process boundary matters.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../src/cli/program.js';
 import type { CliRun } from './cli.js';
+import { tempDir } from './temp-dir.js';
 
-/** A folder without a `.env`, so the developer's settings never leak into a test. */
-const CWD = mkdtempSync(join(tmpdir(), 'sqlrecall-inproc-'));
+/** A folder without a `.env`, so the developer's settings never leak into a test (removed at exit). */
+let cwd: string | undefined;
 
 /** Runs `sqlrecall ...args` in-process with an explicit, minimal environment. */
 export async function runCliInProcess(
@@ -30,12 +28,13 @@ export async function runCliInProcess(
     err += d;
   });
   stdin.end(options.input ?? '');
+  cwd ??= tempDir('sqlrecall-inproc-');
   const code = await runCli(args, {
     stdout,
     stderr,
     stdin,
     env: { HOME: process.env.HOME ?? '/tmp', ...options.env },
-    cwd: CWD,
+    cwd,
     interactive: false,
     stderrIsTTY: false,
   });

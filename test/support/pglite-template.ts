@@ -9,10 +9,10 @@
  * create every table, extension and migration themselves. Outside vitest (bench scripts that import
  * test support) the variable is unset and the helpers fall back to a plain new cluster.
  */
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGliteOptions } from '@electric-sql/pglite';
+import { tempDir } from './temp-dir.js';
 
 /** Environment variable holding the template directory (set by the global setup). */
 export const TEMPLATE_ENV = 'SQLRECALL_TEST_PGLITE_TEMPLATE';
@@ -39,7 +39,7 @@ export function seedPgliteDataDir(dir: string): string {
 
 /** A new temporary directory holding a pristine cluster (see {@link seedPgliteDataDir}). */
 export function freshPgliteDataDir(prefix: string): string {
-  return seedPgliteDataDir(mkdtempSync(join(tmpdir(), prefix)));
+  return seedPgliteDataDir(tempDir(prefix));
 }
 
 let tarball: Blob | undefined;

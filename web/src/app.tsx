@@ -1,5 +1,5 @@
 /** The app shell: sign-in (multi-user mode), tabs, chat + side panel (desktop) or one view (phone). */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, tokenStore } from './api';
 import { ChatPanel } from './chat';
 import { MemoryBank } from './memory-bank';
@@ -53,6 +53,7 @@ export function App() {
   const [tab, setTab] = useState<Tab>('chat');
   const [side, setSide] = useState<Exclude<Tab, 'chat'>>('memory');
   const [learned, setLearned] = useState(0);
+  const sidePanel = useRef<HTMLElement>(null);
 
   const load = () =>
     api<Me>('/api/me')
@@ -77,7 +78,11 @@ export function App() {
 
   const choose = (t: Tab) => {
     setTab(t);
-    if (t !== 'chat') setSide(t);
+    if (t === 'chat') return;
+    setSide(t);
+    // On a wide screen the panel is already beside the chat: the tab moves the focus there, so
+    // pressing it always does something visible (and keyboard users land in the panel).
+    requestAnimationFrame(() => sidePanel.current?.focus());
   };
   const signOut =
     me.mode === 'users'
@@ -116,7 +121,7 @@ export function App() {
         <div class="main-col">
           <ChatPanel onLearned={() => setLearned((n) => n + 1)} />
         </div>
-        <aside class="side-col">
+        <aside class="side-col" ref={sidePanel} tabIndex={-1} aria-label="Side panel">
           {side === 'memory' && <MemoryBank version={learned} />}
           {side === 'schema' && <SchemaPanel />}
           {side === 'settings' && <SettingsPanel user={me.user} onSignOut={signOut} />}

@@ -17,6 +17,7 @@ import {
   conversationStore,
   runSql,
 } from './api';
+import { CrossIcon, PencilIcon, ThumbDownIcon, ThumbUpIcon } from './icons';
 import { ResultChart, ResultTable, SqlBlock } from './result';
 
 /** The pipeline stages shown while a question runs, in order. */
@@ -87,10 +88,10 @@ function Feedback({ turn, update }: { turn: Turn; update: (t: Partial<Turn>) => 
   return (
     <div class="feedback">
       <button type="button" aria-label="Good answer, save as an example" onClick={() => void send('up')}>
-        👍
+        <ThumbUpIcon />
       </button>
       <button type="button" aria-label="Bad answer" onClick={() => setCorrecting(!correcting)}>
-        👎
+        <ThumbDownIcon />
       </button>
       {turn.feedback && <span role="status">{turn.feedback}</span>}
       {correcting && (
@@ -248,6 +249,7 @@ function Conversations({
                 <button
                   type="button"
                   class="open"
+                  title={name}
                   aria-current={c.id === current ? 'true' : undefined}
                   onClick={() => onOpen(c.id)}
                 >
@@ -264,10 +266,10 @@ function Conversations({
                     setTitle(name);
                   }}
                 >
-                  ✎
+                  <PencilIcon />
                 </button>
                 <button type="button" aria-label={`Delete: ${name}`} onClick={() => void remove(c.id)}>
-                  ✕
+                  <CrossIcon />
                 </button>
               </span>
             </li>
@@ -302,6 +304,8 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
   const history = useRef<string[]>([]);
   const list = useRef<HTMLDivElement>(null);
   const follow = useRef(true);
+  /** Set when a conversation was (re)opened: show its last question, not the end of its answer. */
+  const reopened = useRef(false);
 
   const setConversationId = (id: string | undefined) => {
     setConversationIdState(id);
@@ -316,7 +320,8 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
       );
       setConversationId(id);
       setTurns(pastTurns(r.turns));
-      follow.current = true;
+      follow.current = false;
+      reopened.current = true;
     } catch {
       setConversationId(undefined);
     }
@@ -328,10 +333,19 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
     if (conversationId) void open(conversationId);
   }, []);
 
-  // Follow new output unless the person scrolled up.
+  // Follow new output unless the person scrolled up; a reopened conversation starts at its last
+  // question (the answer below it is read from the top, as when it was asked).
   useLayoutEffect(() => {
     const el = list.current;
-    if (el && follow.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (reopened.current) {
+      const last = el.querySelector<HTMLElement>('article.turn:last-of-type');
+      if (!last) return;
+      reopened.current = false;
+      el.scrollTop = Math.max(0, last.offsetTop - 8); // the list is the turns' offset parent
+      return;
+    }
+    if (follow.current) el.scrollTop = el.scrollHeight;
   });
 
   const patch = (key: number, p: Partial<Turn> | ((t: Turn) => Partial<Turn>)) =>
@@ -563,6 +577,7 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                   rows={t.rows}
                   truncated={Boolean(t.truncated)}
                   truncatedReason={t.truncatedReason}
+                  sql={t.sql ?? undefined}
                 />
               )}
               {t.columns && t.rows && t.rows.length === 0 && <p class="muted">No rows.</p>}

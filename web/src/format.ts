@@ -143,3 +143,41 @@ export function chartValue(v: Value): number | null {
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return null;
   return Number(text);
 }
+
+/** Integer PostgreSQL types (a column of these can hold identifiers or years). */
+const INTEGER_TYPES = /^(int[248]|smallint|integer|bigint|smallserial|serial|bigserial)$/;
+
+/**
+ * True when an integer column names things rather than counting them (`id`, `customer_id`,
+ * `year`, `order_year`, `zip_code`): its values are shown without digit grouping ("1455", not
+ * "1,455"), as identifiers and years are written.
+ */
+export function isIdentifierColumn(name: string, type: string): boolean {
+  if (!INTEGER_TYPES.test(type)) return false;
+  return /(^|_)(id|year|yr|code|no|number|zip)$/i.test(name) || /Id$/.test(name);
+}
+
+/** `YYYY-MM-DD` at the start of a cell (a date, timestamp or timestamptz as the API sends it). */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
+
+/**
+ * The rows a line chart draws, in x order when every non-null x is a date or timestamp (ISO text
+ * sorts as time): a line over dates reads left to right in time whatever the statement's ORDER BY
+ * was. Rows with another x, or bar charts, keep their order. Never mutates `rows`.
+ * @param xi index of the x column
+ */
+export function chartRows<R extends Value[]>(rows: readonly R[], xi: number, type: 'bar' | 'line'): R[] {
+  if (type !== 'line' || xi < 0) return [...rows];
+  const xs = rows.map((r) => r[xi]);
+  const dated = xs.filter((x) => x !== null && x !== undefined);
+  if (dated.length === 0 || !dated.every((x) => typeof x === 'string' && ISO_DATE.test(x))) return [...rows];
+  return rows
+    .map((r, i) => [r, i] as const)
+    .sort(([a, ia], [b, ib]) => {
+      const xa = a[xi] as string | null;
+      const xb = b[xi] as string | null;
+      if (xa === null || xb === null) return xa === xb ? ia - ib : xa === null ? 1 : -1;
+      return xa < xb ? -1 : xa > xb ? 1 : ia - ib;
+    })
+    .map(([r]) => r);
+}

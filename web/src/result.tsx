@@ -14,9 +14,18 @@ import {
 import hljs from 'highlight.js/lib/core';
 import sqlLanguage from 'highlight.js/lib/languages/sql';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { limitNote, limitReached } from '../../src/agent/statement-limit.js';
 import type { Cell, Chart, Column } from './api';
 import { toCsv } from './csv';
-import { cellText, chartValue, formatNumber, isNumericType, sortRows } from './format';
+import {
+  cellText,
+  chartRows,
+  chartValue,
+  formatNumber,
+  isIdentifierColumn,
+  isNumericType,
+  sortRows,
+} from './format';
 
 hljs.registerLanguage('sql', sqlLanguage);
 ChartJs.register(
@@ -57,8 +66,11 @@ export function SqlBlock({ sql }: { sql: string }) {
 
 const show = (v: Cell): string => cellText(v);
 
-/** One table cell: NULL as a dimmed ∅ (distinct from '' and the text 'NULL'), numbers grouped. */
-function CellView({ value, numeric }: { value: Cell; numeric: boolean }) {
+/**
+ * One table cell: NULL as a dimmed ∅ (distinct from '' and the text 'NULL'), numbers grouped
+ * except identifiers and years (`plain`).
+ */
+function CellView({ value, numeric, plain }: { value: Cell; numeric: boolean; plain: boolean }) {
   if (value === null)
     return (
       <td class="null">
@@ -66,7 +78,7 @@ function CellView({ value, numeric }: { value: Cell; numeric: boolean }) {
         <span class="sr-only">null</span>
       </td>
     );
-  if (numeric) return <td class="num">{formatNumber(value)}</td>;
+  if (numeric) return <td class="num">{plain ? show(value) : formatNumber(value)}</td>;
   return <td>{show(value)}</td>;
 }
 
@@ -77,16 +89,21 @@ export function ResultTable({
   rows,
   truncated,
   truncatedReason,
+  sql,
 }: {
   columns: Column[];
   rows: Cell[][];
   truncated: boolean;
   /** Why the result was cut (value contract): the row cap or the byte budget. */
   truncatedReason?: 'max_rows' | 'max_bytes' | undefined;
+  /** The statement, to say when its own LIMIT cut the list. */
+  sql?: string | undefined;
 }) {
+  const limit = truncated ? undefined : limitReached(sql, rows.length);
   const [sort, setSort] = useState<{ col: number; dir: 1 | -1 } | null>(null);
   const [page, setPage] = useState(0);
   const numeric = useMemo(() => columns.map((c) => isNumericType(c.type)), [columns]);
+  const plain = useMemo(() => columns.map((c) => isIdentifierColumn(c.name, c.type)), [columns]);
   const sorted = useMemo(() => {
     if (!sort) return rows;
     return sortRows(rows, sort.col, sort.dir, numeric[sort.col] ?? false);
@@ -121,6 +138,11 @@ export function ResultTable({
           Sorting covers the fetched rows only.
         </p>
       )}
+      {limit !== undefined && (
+        <p class="notice" role="note">
+          These are {limitNote(limit)}: there may be more.
+        </p>
+      )}
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1) */}
       <section class="table-wrap" tabIndex={0} aria-label="Result table, scrolls sideways">
         <table aria-label="Result">
@@ -149,7 +171,7 @@ export function ResultTable({
             {shown.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <CellView key={j} value={v} numeric={numeric[j] ?? false} />
+                  <CellView key={j} value={v} numeric={numeric[j] ?? false} plain={plain[j] ?? false} />
                 ))}
               </tr>
             ))}
@@ -216,15 +238,16 @@ function ChartCanvas({ chart, columns, rows }: { chart: Chart; columns: Column[]
   useEffect(() => {
     if (!canvas.current) return;
     const xi = columns.findIndex((c) => c.name === chart.x);
+    const drawn = chartRows(rows, xi, chart.type);
     const instance = new ChartJs(canvas.current, {
       type: chart.type,
       data: {
-        labels: rows.map((r) => show(r[xi] ?? null)),
+        labels: drawn.map((r) => show(r[xi] ?? null)),
         datasets: chart.series.map((name, i) => {
           const ci = columns.findIndex((c) => c.name === name);
           return {
             label: name,
-            data: rows.map((r) => chartValue(r[ci] ?? null)),
+            data: drawn.map((r) => chartValue(r[ci] ?? null)),
             backgroundColor: COLORS[i % COLORS.length],
             borderColor: COLORS[i % COLORS.length],
           };

@@ -4,6 +4,7 @@
 
 import type { Assistant } from '../../agent/assistant.js';
 import { toSqlrecallError } from '../../core/errors.js';
+import { checkQuestion } from '../../core/limits.js';
 import type { MemoryKind } from '../../core/memory.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
@@ -67,6 +68,8 @@ export interface AnswerOptions {
   confirmDeletes?: boolean;
   /** Answer only from saved examples and rules (`--no-model`). */
   noModel?: boolean;
+  /** Where the result is printed (`chat` notes name chat's own ways); default a command. */
+  surface?: 'command' | 'chat';
 }
 
 /** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
@@ -131,7 +134,11 @@ export async function answerQuestion(
           doc.columnTypes = step.result.columns.map((c) => c.type);
           doc.truncated = step.result.truncated;
           if (step.result.truncatedReason !== undefined) doc.truncatedReason = step.result.truncatedReason;
-          if (human) printResult(io, step.result, options.maxRows, options.maxResultBytes);
+          if (human)
+            printResult(io, step.result, options.maxRows, options.maxResultBytes, {
+              surface: options.surface ?? 'command',
+              ...(doc.sql !== null ? { sql: doc.sql } : {}),
+            });
           if (!options.skipAnswer) spinner.start('Writing the answer…');
           break;
         case 'answer_token':
@@ -225,6 +232,15 @@ export async function runAsk(
   question: string,
 ): Promise<number> {
   const json = Boolean(opts.json);
+  try {
+    // Refused before anything opens: no database, no model server needed to say so.
+    checkQuestion(question);
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    printError(io, err);
+    if (json) printJson(io, { question, error: errorJson(err) });
+    return err.exitCode;
+  }
   const interrupt = onInterrupt(io);
   try {
     return await withRuntime(

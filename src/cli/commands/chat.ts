@@ -91,6 +91,7 @@ export async function runChat(
             if (question) {
               await answerQuestion(io, assistant, question, {
                 json: false,
+                surface: 'chat',
                 user: config.user,
                 team: config.team,
                 maxRows: config.maxRows,

@@ -19,29 +19,15 @@ import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
+import { MEMORY_SUBCOMMANDS } from '../memory-subcommands.js';
 import { printJson } from '../output.js';
 import type { GlobalOptions } from '../program.js';
 import { reportError } from '../report.js';
 import { withRuntime } from '../with-runtime.js';
 import { warnTo } from './ask.js';
 
-/** Subcommands of `memory`. */
-export const MEMORY_SUBCOMMANDS = [
-  'list',
-  'add',
-  'search',
-  'edit',
-  'delete',
-  'restore',
-  'history',
-  'export',
-  'import',
-  'off',
-  'on',
-  'reembed',
-  'pin',
-  'unpin',
-] as const;
+/** Subcommands of `memory` (declared with the help's list). */
+export { MEMORY_SUBCOMMANDS };
 /** See {@link MEMORY_SUBCOMMANDS}. */
 export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
 

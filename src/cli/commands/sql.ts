@@ -4,7 +4,7 @@
  * comment. `--json` streams one JSON document (row by row, never one giant string). Ctrl-C
  * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
-import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
+import { MAX_SQL_CHARS, withNameHint } from '../../agent/run-sql.js';
 import type { Config } from '../../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import type { QueryResult } from '../../core/ports.js';
@@ -76,6 +76,12 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
     config = configFrom(io, opts, { demoDefault: true });
     if (sql.trim() === '-') sql = await readStdin(io);
     else if (sql.length > MAX_SQL_CHARS) throw tooLong('');
+    if (sql.trim() === '')
+      throw new SqlrecallError('usage', 'There is no SQL to run.', {
+        details: {
+          hint: 'Give one statement, e.g. sqlrecall sql "SELECT count(*) FROM orders", or - to read it from stdin.',
+        },
+      });
     const allowTables = config.allowTables;
     // The allowlist resolves unqualified names through the search path: it needs the catalog.
     let schema: Schema | undefined;
@@ -89,14 +95,23 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
     if (!verdict.ok) throw refusal(verdict.reason, verdict.rule);
     runtime ??= new Runtime(config);
     const db = await runtime.database();
-    const result = await db.execute(verdict.sql, {
-      maxRows: config.maxRows,
-      timeoutMs: config.statementTimeoutMs,
-      maxBytes: config.maxResultBytes,
-      signal: interrupt.signal,
-    });
+    const schemas = config.schemas;
+    const result = await db
+      .execute(verdict.sql, {
+        maxRows: config.maxRows,
+        timeoutMs: config.statementTimeoutMs,
+        maxBytes: config.maxResultBytes,
+        signal: interrupt.signal,
+      })
+      .catch(async (error: unknown) => {
+        throw await withNameHint(
+          error,
+          verdict.sql,
+          async () => schema ?? db.introspect({ schemas: schemas.length ? schemas : undefined }),
+        );
+      });
     if (json) await writeJsonStreaming(io, sqlJson(verdict.sql, result));
-    else printResult(io, result, config.maxRows, config.maxResultBytes);
+    else printResult(io, result, config.maxRows, config.maxResultBytes, { sql: verdict.sql });
     return 0;
   } catch (error) {
     const err = toSqlrecallError(error);

@@ -78,6 +78,27 @@ const RAW_TYPES: pg.CustomTypesConfig = {
 type ExtendedQueryConfig = pg.QueryArrayConfig & { queryMode: 'extended' };
 
 /**
+ * The URL as pg should read it, with the same TLS behaviour: pg's connection-string parser treats
+ * `sslmode=prefer`, `require` and `verify-ca` as `verify-full` (the certificate and host name are
+ * checked) and prints a multi-line deprecation warning on every connection saying so. Writing
+ * `verify-full` explicitly keeps that behaviour and leaves one line (the connection error, if any)
+ * to the user. A URL that chose `uselibpqcompat` keeps its own semantics.
+ */
+export function pgConnectionString(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url; // pg reports the malformed URL itself
+  }
+  const mode = parsed.searchParams.get('sslmode');
+  if (mode === null || parsed.searchParams.has('uselibpqcompat')) return url;
+  if (mode !== 'prefer' && mode !== 'require' && mode !== 'verify-ca') return url;
+  parsed.searchParams.set('sslmode', 'verify-full');
+  return parsed.toString();
+}
+
+/**
  * Creates a connector; connects lazily (the first call opens the pool's first connection).
  * @throws SqlrecallError `config` when `url` is not a postgres:// URL
  */
@@ -88,7 +109,7 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
   const displayName = options.displayName ?? maskUrl(options.url);
   const target: pg.PoolConfig =
     options.socketDir === undefined
-      ? { connectionString: options.url }
+      ? { connectionString: pgConnectionString(options.url) }
       : { host: options.socketDir, port: 5432, user: 'postgres', database: 'postgres' };
   const pool = new pg.Pool({
     ...target,

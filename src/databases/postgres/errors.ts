@@ -53,7 +53,7 @@ export function isConnectionError(error: unknown): boolean {
   if (state) return isConnectionSqlState(state);
   if (nodeCodeOf(error)) return true; // ECONNREFUSED, ENOTFOUND, ECONNRESET, ETIMEDOUT, EPIPE…
   const message = messageOf(error);
-  return /connection terminated|connection timeout|timeout expired|not queryable|Connection refused/i.test(
+  return /connection terminated|connection timeout|timeout expired|not queryable|Connection refused|password must be a string/i.test(
     message,
   );
 }
@@ -90,6 +90,9 @@ export function connectionReason(error: unknown): string {
       break;
   }
   const message = messageOf(error);
+  // The driver's words when the server asks for a password and none was given (SCRAM or md5/cleartext).
+  if (/client password must be a string|password must be a string/i.test(message))
+    return 'the server asks for a password and none was given. Set PGPASSWORD, or put it in the URL as user:password@host';
   if (/timeout/i.test(message)) return 'the server did not answer within 5 s';
   return redactSecrets(message).replace(/\.$/, '');
 }
