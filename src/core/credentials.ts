@@ -177,7 +177,13 @@ export function maskCredentials(text: string): string {
   let at = 0;
   for (const f of findings) {
     const secret = text.slice(f.start, f.end);
-    out += text.slice(at, f.start) + kept(SHAPES.find((s) => s.kind === f.kind), secret) + CREDENTIAL_MASK;
+    out +=
+      text.slice(at, f.start) +
+      kept(
+        SHAPES.find((s) => s.kind === f.kind),
+        secret,
+      ) +
+      CREDENTIAL_MASK;
     at = f.end;
   }
   return out + text.slice(at);

@@ -31,7 +31,8 @@ export type ErrorCode =
   | 'result_too_large'
   | 'memory_unavailable'
   | 'too_many_requests'
-  | 'invalid_memory_sql';
+  | 'invalid_memory_sql'
+  | 'credential_refused';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -72,6 +73,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   // A memory's SQL given by the user (`memory add --sql`, the API/MCP `sql` field) names a table or
   // column that does not exist or is not one read-only condition: refused as sent, nothing stored.
   invalid_memory_sql: { exitCode: 2, httpStatus: 422 },
+  // Text to remember holds a password, token or key: secrets are never stored; nothing was stored.
+  credential_refused: { exitCode: 2, httpStatus: 422 },
 };
 
 /** Facts any error may carry (never secrets). */
@@ -180,6 +183,10 @@ export interface ErrorDetailsByCode {
     unknown?: string;
     /** The closest real names, best first (`customers.country`). */
     candidates?: string[];
+  };
+  credential_refused: CommonErrorDetails & {
+    /** What was found, masked (`a password in a connection URL (postgres://report:***@)`). */
+    found?: { label: string; masked: string }[];
   };
 }
 

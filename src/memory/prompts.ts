@@ -31,7 +31,11 @@ export const COMPILE_PROMPT_MARKER = 'You write the SQL form of one fact a user 
  * term, an expression for a metric, using only the schema's tables and columns; the reply is JSON
  * `{"sql": string | null}` (null when the fact has no SQL form on this schema).
  */
-export function buildCompileMessages(input: { kind: MemoryKind; text: string; schemaText: string }): ChatMessage[] {
+export function buildCompileMessages(input: {
+  kind: MemoryKind;
+  text: string;
+  schemaText: string;
+}): ChatMessage[] {
   const form =
     input.kind === 'metric'
       ? 'a PostgreSQL value expression that computes it, e.g. sum(orders.total_amount)'

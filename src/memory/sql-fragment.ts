@@ -126,7 +126,10 @@ function unknownName(schema: Schema, kind: 'table' | 'column', ref: string[]): F
     );
   } else {
     const name = ref[ref.length - 1]!;
-    const owner = ref.length >= 2 ? findTable(schema, ref.length >= 3 ? ref[ref.length - 3] : undefined, ref[ref.length - 2]!) : undefined;
+    const owner =
+      ref.length >= 2
+        ? findTable(schema, ref.length >= 3 ? ref[ref.length - 3] : undefined, ref[ref.length - 2]!)
+        : undefined;
     const pool = (tables: Table[]) =>
       tables.flatMap((t) => t.columns.map((c) => ({ key: c.name, text: `${shownTable(t)}.${c.name}` })));
     candidates = owner ? closest(name, pool([owner])) : [];
@@ -135,7 +138,9 @@ function unknownName(schema: Schema, kind: 'table' | 'column', ref: string[]): F
       // The table part is the misspelt one (`customer.country`): suggest table.column pairs.
       candidates = closest(
         written,
-        schema.tables.flatMap((t) => t.columns.map((c) => ({ key: `${t.name}.${c.name}`, text: `${shownTable(t)}.${c.name}` }))),
+        schema.tables.flatMap((t) =>
+          t.columns.map((c) => ({ key: `${t.name}.${c.name}`, text: `${shownTable(t)}.${c.name}` })),
+        ),
       );
     }
   }

@@ -15,6 +15,7 @@ import {
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
 import { isExpired, parseUntil } from '../../memory/expiry.js';
+import { refusalError } from '../../memory/service.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -154,12 +155,12 @@ async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: Memory
     );
   const kind = parseKind(opts.kind, 'preference');
   const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
-  const result = await memory.service.add(
+  const result = await memory.service.teach(
     scope,
     { kind, text, sql: opts.sql },
-    await optionalSchema(runtime),
-    { expiresAt },
+    { schema: await optionalSchema(runtime), expiresAt },
   );
+  if (result.refused.length > 0) throw refusalError(result);
   if (opts.pin) {
     for (const change of result.changes) {
       if (!change.id || change.action === 'DELETE') continue;

@@ -10,6 +10,7 @@ import {
   type MemoryScope,
   type MemoryStatus,
 } from '../../core/memory.js';
+import { refusalError } from '../../memory/service.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -199,11 +200,12 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
     const { service } = await deps.memory();
-    const result = await service.add(
+    const result = await service.teach(
       s,
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
-      await optionalSchema(deps),
+      { schema: await optionalSchema(deps) },
     );
+    if (result.refused.length > 0) throw refusalError(result);
     if (body.pinned) {
       const { store } = await deps.memory();
       for (const change of result.changes) {
