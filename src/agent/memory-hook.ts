@@ -241,7 +241,11 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         signal: input.signal,
       });
       const problems = [...secretNote, ...learned.problems];
-      return replyOnly({ text: rememberedText(learned.changes, problems), changes: learned.changes, problems });
+      return replyOnly({
+        text: rememberedText(learned.changes, problems),
+        changes: learned.changes,
+        problems,
+      });
     }
 
     // question, or both: answer now; learn the instruction part after the answer.

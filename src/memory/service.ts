@@ -497,6 +497,44 @@ export class MemoryService {
   }
 
   /**
+   * Imports an export document (`memory import`, `POST /api/memories/import`) after the same
+   * credential screen as {@link teach}: memories whose text or SQL holds a credential are left out
+   * (with their history), other history lines holding one are dropped, and `problems` says what
+   * was left out (masked). The rest goes to the store's import unchanged.
+   * @throws SqlrecallError `usage` when the document is not a valid export (from the store)
+   */
+  async importDoc(
+    scope: MemoryScope,
+    doc: unknown,
+    store: Pick<SqlMemoryStore, 'import'>,
+  ): Promise<Awaited<ReturnType<SqlMemoryStore['import']>> & { problems: string[] }> {
+    const problems: string[] = [];
+    let screened = doc;
+    if (doc && typeof doc === 'object' && Array.isArray((doc as { memories?: unknown }).memories)) {
+      const source = doc as { memories: unknown[]; history?: unknown };
+      const left = new Set<string>();
+      const memories = source.memories.filter((m) => {
+        const item = (m ?? {}) as { id?: unknown; text?: unknown; sql?: unknown };
+        const found = findCredentials(`${String(item.text ?? '')}\n${String(item.sql ?? '')}`);
+        if (found.length === 0) return true;
+        if (typeof item.id === 'string') left.add(item.id);
+        problems.push(credentialProblem(found));
+        return false;
+      });
+      const history = Array.isArray(source.history)
+        ? source.history.filter((h) => {
+            const entry = (h ?? {}) as { memoryId?: unknown; oldText?: unknown; newText?: unknown };
+            if (typeof entry.memoryId === 'string' && left.has(entry.memoryId)) return false;
+            return !hasSecret(`${String(entry.oldText ?? '')}\n${String(entry.newText ?? '')}`);
+          })
+        : source.history;
+      screened = { ...source, memories, ...(history === undefined ? {} : { history }) };
+    }
+    const result = await store.import(scope, screened, (texts) => this.options.embedder.embed(texts));
+    return { ...result, problems };
+  }
+
+  /**
    * The model's SQL form of one fact, checked against `schema` as chat's extracted SQL is:
    * `{ sql }` when it checks, `{ sql: null, reason }` when the model wrote none or it did not check.
    * @throws SqlrecallError `model_*` when the model server fails

@@ -309,10 +309,17 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
   } catch (cause) {
     throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
   }
-  const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
+  const result = await memory.service.importDoc(scope, doc, memory.store);
   out(
-    { scope, imported: result.imported, duplicates: result.duplicates, superseded: result.superseded },
+    {
+      scope,
+      imported: result.imported,
+      duplicates: result.duplicates,
+      superseded: result.superseded,
+      problems: result.problems,
+    },
     () => {
+      for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
       io.stdout.write(
         `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
       );

@@ -140,6 +140,8 @@ const routes = {
         duplicates: z.number(),
         /** Active preferences replaced by an imported one (same column, other value; restorable). */
         superseded: z.array(z.object({ id: z.string(), text: z.string(), by: z.string() })),
+        /** Memories left out because they hold a credential (masked). */
+        problems: z.array(z.string()),
       }),
     ),
   }),
@@ -293,14 +295,15 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.importDoc, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const doc = c.req.valid('json');
-    const { store, embedder } = await deps.memory();
-    const result = await store.import(s, doc, (texts) => embedder.embed(texts));
+    const { store, service } = await deps.memory();
+    const result = await service.importDoc(s, doc, store);
     return c.json(
       {
         scope: s,
         imported: result.imported,
         duplicates: result.duplicates,
         superseded: result.superseded,
+        problems: result.problems,
       } as Out,
       200,
     );
