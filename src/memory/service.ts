@@ -174,6 +174,25 @@ export function changeOf(
 
 const hasSecret = (text: string) => findCredentials(text).length > 0;
 
+/** Reply sentence when a message arrived with its credentials masked already. */
+const SECRET_SENTENCES_NOTE =
+  'The part of your message that held a secret (shown masked) was not stored; secrets are never kept in memory.';
+
+/**
+ * `message` without the sentences that hold a credential or a masked one ({@link CREDENTIAL_MASK}):
+ * sentences end at `.`, `!`, `?` or `;` followed by whitespace, or at a line break. Credentials are
+ * masked first, so a multi-line private key counts as one sentence. '' when nothing is left.
+ */
+export function withoutSecretSentences(message: string): string {
+  const masked = maskCredentials(message);
+  if (!masked.includes(CREDENTIAL_MASK)) return message.trim();
+  return masked
+    .split(/(?<=[.!?;])\s+|\n+/)
+    .filter((sentence) => sentence.trim() !== '' && !sentence.includes(CREDENTIAL_MASK))
+    .join(' ')
+    .trim();
+}
+
 const scopeKey = (scope: MemoryScope) => (scope.team !== undefined ? `t:${scope.team}` : `u:${scope.user}`);
 
 /** Memory logic over one store. */
@@ -224,12 +243,17 @@ export class MemoryService {
         changes: [],
         problems: ['No chat model is configured to learn from messages.'],
       });
-    // A credential never reaches the model or the store: the model sees it masked, facts that still
-    // carry it (or its mask) are refused, and the reply says what was found.
+    // A credential never reaches the model or the store: the sentences holding one (or its mask,
+    // when the caller masked the message already) are left out before extraction, facts that
+    // still carry one are refused, and the reply says what was found.
     const findings = findCredentials(message);
-    const masked = findings.length > 0 ? maskCredentials(message) : message;
+    const teachable = withoutSecretSentences(message);
     return this.serialized(scope, async () => {
-      const extraction = await extractFacts(masked, {
+      if (teachable === '') {
+        const problems = findings.length > 0 ? [credentialProblem(findings)] : [SECRET_SENTENCES_NOTE];
+        return { changes: [], problems };
+      }
+      const extraction = await extractFacts(teachable, {
         chat,
         schema: options.schema,
         maxFacts: this.options.maxFacts ?? DEFAULT_MAX_FACTS,
@@ -242,7 +266,12 @@ export class MemoryService {
           !f.text.includes(CREDENTIAL_MASK) &&
           !(f.sql ?? '').includes(CREDENTIAL_MASK),
       );
-      const refused = findings.length > 0 ? [credentialProblem(findings)] : [];
+      const refused =
+        findings.length > 0
+          ? [credentialProblem(findings)]
+          : teachable !== message.trim()
+            ? [SECRET_SENTENCES_NOTE]
+            : [];
       for (const f of extraction.facts) {
         if (facts.includes(f) || findings.length > 0) continue;
         const found = findCredentials(`${f.text}\n${f.sql ?? ''}`);
