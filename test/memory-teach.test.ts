@@ -13,11 +13,10 @@ import type { MemoryScope } from '../src/core/memory.js';
 import type { Schema } from '../src/core/schema.js';
 import { MemoryService } from '../src/memory/service.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
-import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 import { type MemoryPipeline, startMemoryPipeline } from './support/memory-pipeline.js';
 
 /** One sample of each credential shape the detector knows, with a name for failure messages. */
-export const CREDENTIAL_SAMPLES: Record<string, string> = {
+const CREDENTIAL_SAMPLES: Record<string, string> = {
   'url-password': 'postgres://report:S3cretPw@db.internal/prod',
   'password-pair': 'password=hunter2hunter2',
   'pwd-pair': 'Server=db;User Id=sa;Pwd=Pa55word!;',
