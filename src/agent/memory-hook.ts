@@ -22,7 +22,7 @@ import {
   recordTurn,
   renderConversation,
 } from '../memory/conversation.js';
-import { expiryOf } from '../memory/expiry.js';
+import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
 import { clip } from '../memory/text.js';
@@ -43,6 +43,8 @@ export interface MemoryTurnInput {
   confirmDeletes?: boolean;
   schema: Schema;
   signal?: AbortSignal;
+  /** The user's IANA time zone for the days a message names; default {@link userTimeZone}. */
+  timeZone?: string;
 }
 
 /** A message answered without SQL. */
@@ -200,6 +202,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     const input = secrets.length > 0 ? { ...original, message: maskCredentials(original.message) } : original;
     const secretNote = secrets.length > 0 ? [credentialProblem(secrets)] : [];
     const scope: MemoryScope = { user: input.user };
+    const zone = input.timeZone && isTimeZone(input.timeZone) ? input.timeZone : userTimeZone();
     const enabled = await service.isEnabled(scope);
     const classification = await classifyMessage(input.message, { chat: options.chat, signal: input.signal });
     const conversationId = input.conversationId ?? randomUUID();
@@ -233,7 +236,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction ?? input.message)?.expiresAt ?? null,
+        expiresAt: expiryOf(instruction ?? input.message, new Date(), zone)?.expiresAt ?? null,
       };
       const pendingId = await service.enqueue(scope, payload);
       const learned = await service.applyPending(pendingId, scope, payload, {
@@ -256,7 +259,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction)?.expiresAt ?? null,
+        expiresAt: expiryOf(instruction, new Date(), zone)?.expiresAt ?? null,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
     }

@@ -14,7 +14,7 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { isExpired, parseUntil } from '../../memory/expiry.js';
+import { isExpired, parseUntil, untilDay } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -75,7 +75,7 @@ export function memoryLine(memory: Memory, similarity?: number): string {
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
   const until = memory.expiresAt
-    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${memory.expiresAt.slice(0, 10)})`)
+    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt)})`)
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;

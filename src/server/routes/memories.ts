@@ -10,6 +10,7 @@ import {
   type MemoryScope,
   type MemoryStatus,
 } from '../../core/memory.js';
+import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
@@ -24,7 +25,7 @@ import {
   MemorySchema,
   ScopeQuery,
 } from '../schemas.js';
-import { optionalSchema } from './shared.js';
+import { optionalSchema, TIME_ZONE_HEADER, timeZoneOf } from './shared.js';
 
 const json = <T extends z.ZodType>(schema: T, description = 'ok') => ({
   200: { description, content: { 'application/json': { schema } } },
@@ -202,10 +203,17 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
     const { service } = await deps.memory();
+    const zone = timeZoneOf(body.timeZone ?? c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
+    if (body.timeZone !== undefined && !isTimeZone(body.timeZone))
+      throw apiError(
+        'usage',
+        `timeZone must be an IANA time zone such as Europe/Paris, not "${body.timeZone.slice(0, 64)}".`,
+      );
+    const expiresAt = body.until === undefined ? null : parseUntil(body.until, new Date(), zone);
     const result = await service.teach(
       s,
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
-      { schema: await optionalSchema(deps) },
+      { schema: await optionalSchema(deps), expiresAt },
     );
     if (result.refused.length > 0) throw refusalError(result);
     if (body.pinned) {
