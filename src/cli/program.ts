@@ -186,11 +186,11 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
   program
     .command('memory')
     .description(
-      'manage memories: list|add|search|edit|delete|restore|history|export|import|off|on|reembed (--user U, --team T)',
+      'manage memories: list|add|search|edit|delete|restore|history|export|import|off|on|reembed|audit (--user U, --team T)',
     )
     .argument(
       '<command>',
-      'list, add, search, edit, delete, restore, history, export, import, off, on, reembed, pin or unpin',
+      'list, add, search, edit, delete, restore, history, export, import, off, on, reembed, pin, unpin or audit',
     )
     .argument('[args...]', 'text, id or file, depending on the command')
     .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')
@@ -204,6 +204,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--purge', 'with delete --all: remove history and conversations too (no restore)')
     .option('--top-k <n>', 'search: most results (default 5)')
     .option('--out <file>', 'export: write to a file instead of stdout')
+    .option('--delete', 'audit: remove the memories holding a credential for good')
     .action(async function (this: Command, command: string, args: string[]) {
       setExit(
         await (await import('./commands/memory.js')).runMemory(io, this.optsWithGlobals(), command, args),

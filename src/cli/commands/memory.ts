@@ -1,5 +1,5 @@
 /**
- * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin`:
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin|audit`:
  * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
  * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
  * printed). Commands that only read or change statuses work without the embedding model.
@@ -14,7 +14,8 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { isExpired, parseUntil, untilDay } from '../../memory/expiry.js';
+import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
+import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -42,6 +43,7 @@ export const MEMORY_SUBCOMMANDS = [
   'reembed',
   'pin',
   'unpin',
+  'audit',
 ] as const;
 /** See {@link MEMORY_SUBCOMMANDS}. */
 export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
@@ -61,6 +63,8 @@ export interface MemoryCommandOptions extends GlobalOptions {
   until?: string;
   /** `add --pin`: store the memory pinned (always recalled). */
   pin?: boolean;
+  /** `audit --delete`: remove the memories holding a credential for good. */
+  delete?: boolean;
 }
 
 function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind {
@@ -70,12 +74,12 @@ function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind
 }
 
 /** One line per memory: short id, kind, status, text and SQL. */
-export function memoryLine(memory: Memory, similarity?: number): string {
+export function memoryLine(memory: Memory, similarity?: number, zone: string = userTimeZone()): string {
   const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
   const until = memory.expiresAt
-    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt)})`)
+    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt, zone)})`)
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
@@ -141,7 +145,7 @@ async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext):
   out({ scope, enabled, memories }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
     if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+    for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}\n`);
   });
   return 0;
 }
@@ -154,7 +158,8 @@ async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: Memory
       'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
     );
   const kind = parseKind(opts.kind, 'preference');
-  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
+  const expiresAt =
+    opts.until === undefined ? null : parseUntil(opts.until, new Date(), userTimeZone(io.env));
   const result = await memory.service.teach(
     scope,
     { kind, text, sql: opts.sql },
@@ -189,7 +194,7 @@ async function memorySearch({ io, opts, text, memory, scope, who, out }: MemoryC
   const results = await memory.store.search(scope, { embedding: embedding!, topK });
   out({ scope, query: text, results }, () => {
     if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity)}\n`);
+    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity, userTimeZone(io.env))}\n`);
   });
   return 0;
 }
@@ -333,6 +338,36 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
   return 0;
 }
 
+/**
+ * `memory audit [--delete]`: lists the memories (any status) and history entries that hold a
+ * credential, masked; with `--delete` removes them for good. Exit 0 when none is left, 1 when
+ * some were found and kept (so a script can notice).
+ */
+async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
+  const audit = await auditCredentials(memory.store, scope);
+  const removed = opts.delete ? await purgeCredentials(memory.store, scope, audit) : null;
+  out({ scope, found: audit.entries, removed }, () => {
+    if (audit.entries.length === 0) {
+      io.stdout.write(`No credentials in the memories of ${who}.\n`);
+      return;
+    }
+    for (const e of audit.entries) {
+      const where = e.historyId ? 'history of' : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
+      const what = e.found.map((f) => `${f.label} (${f.masked})`).join(', ');
+      io.stdout.write(`${pc.cyan(e.memoryId.slice(0, 8))}  ${where}: ${what}\n`);
+    }
+    if (removed)
+      io.stdout.write(
+        `Removed for good ${removed.memories} memories and ${removed.history} history entries holding credentials.\n`,
+      );
+    else
+      io.stdout.write(
+        `${audit.entries.length} stored entries hold credentials. Remove them for good with: sqlrecall memory audit --delete\n`,
+      );
+  });
+  return audit.entries.length > 0 && !removed ? 1 : 0;
+}
+
 /** `memory off` / `memory on`: stops or resumes recall and learning for the scope. */
 async function memoryOffOn({ io, memory, scope, who, out, sub }: MemoryContext): Promise<number> {
   await memory.store.setEnabled(scope, sub === 'on');
@@ -361,6 +396,7 @@ const HANDLERS: Record<Exclude<MemorySubcommand, 'reembed'>, (context: MemoryCon
   import: memoryImport,
   off: memoryOffOn,
   on: memoryOffOn,
+  audit: memoryAudit,
 };
 
 /** Runs `memory <subcommand> [args…]`. */
