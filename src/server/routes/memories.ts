@@ -10,6 +10,7 @@ import {
   type MemoryScope,
   type MemoryStatus,
 } from '../../core/memory.js';
+import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
@@ -35,6 +36,13 @@ const jsonBody = <T extends z.ZodType>(schema: T) => ({
   body: { required: true, content: { 'application/json': { schema } } },
 });
 
+const AuditEntrySchema = z.object({
+  memoryId: z.string(),
+  historyId: z.string().optional(),
+  kind: z.string().optional(),
+  status: z.string().optional(),
+  found: z.array(z.object({ label: z.string(), masked: z.string() })),
+});
 const ScopeOut = z.object({ user: z.string().optional(), team: z.string().optional() });
 const MemoryOut = z.object({ scope: ScopeOut, memory: MemorySchema });
 const tags = ['memories'];
@@ -143,6 +151,29 @@ const routes = {
         superseded: z.array(z.object({ id: z.string(), text: z.string(), by: z.string() })),
         /** Memories left out because they hold a credential (masked). */
         problems: z.array(z.string()),
+      }),
+    ),
+  }),
+  audit: createRoute({
+    method: 'get',
+    path: '/api/memories/audit',
+    tags,
+    summary:
+      'Credentials already stored in the scope (memories of any status, history), masked; team scope: team admins only',
+    request: { query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, found: z.array(AuditEntrySchema) })),
+  }),
+  auditDelete: createRoute({
+    method: 'post',
+    path: '/api/memories/audit/delete',
+    tags,
+    summary: 'Remove for good the memories and history entries that hold a credential (not restorable)',
+    request: { query: ScopeQuery },
+    responses: json(
+      z.object({
+        scope: ScopeOut,
+        found: z.array(AuditEntrySchema),
+        removed: z.object({ memories: z.number(), history: z.number() }),
       }),
     ),
   }),
@@ -315,6 +346,21 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
       } as Out,
       200,
     );
+  });
+
+  // An admin tool: on a team scope it needs the team-admin role even to read (write = true).
+  app.openapi(routes.audit, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const audit = await auditCredentials((await deps.memory()).store, s);
+    return c.json({ scope: s, found: audit.entries } as Out, 200);
+  });
+
+  app.openapi(routes.auditDelete, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const { store } = await deps.memory();
+    const audit = await auditCredentials(store, s);
+    const removed = await purgeCredentials(store, s, audit);
+    return c.json({ scope: s, found: audit.entries, removed } as Out, 200);
   });
 
   app.openapi(routes.getEnabled, async (c) => {
