@@ -44,7 +44,9 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
           const prompt = request.messages.map((m) => m.content).join('\n');
           sqlPrompts.push(prompt);
           return prompt.includes(INDIA)
-            ? fence("SELECT name, country FROM customers WHERE customers.country = 'India' ORDER BY name LIMIT 20")
+            ? fence(
+                "SELECT name, country FROM customers WHERE customers.country = 'India' ORDER BY name LIMIT 20",
+              )
             : fence('SELECT name, country FROM customers ORDER BY name LIMIT 20');
         }
         return 'Here is the answer.';
@@ -69,7 +71,14 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
     runCliInProcess(args, { env: { ...env, ...extra } });
 
   it('demo shop: memory add without --sql is compiled, and the next ask in another process applies it', async () => {
-    const added = await cli(['memory', 'add', '--json', '--user', 'priya', 'Always show me customers from India']);
+    const added = await cli([
+      'memory',
+      'add',
+      '--json',
+      '--user',
+      'priya',
+      'Always show me customers from India',
+    ]);
     expect(added.code, added.stderr).toBe(0);
     const doc = JSON.parse(added.stdout);
     expect(doc.sqlSource).toBe('compiled');
@@ -119,7 +128,18 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
     vi.useFakeTimers({ now: new Date('2026-12-02T03:30:00Z'), toFake: ['Date'] });
     const la = { SQLRECALL_TZ: 'America/Los_Angeles' };
     const added = await inProcess(
-      ['memory', 'add', '--json', '--user', 'tz', '--kind', 'context', '--until', '2026-12-01', 'the audit week'],
+      [
+        'memory',
+        'add',
+        '--json',
+        '--user',
+        'tz',
+        '--kind',
+        'context',
+        '--until',
+        '2026-12-01',
+        'the audit week',
+      ],
       la,
     );
     expect(added.code, added.stderr).toBe(0);
@@ -136,12 +156,24 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
     expect(week.expiresAt).toBe('2026-12-02T08:00:00.000Z');
 
     const east = await inProcess(
-      ['memory', 'add', '--json', '--user', 'tz-east', '--kind', 'context', '--until', '2026-12-31', 'year end'],
+      [
+        'memory',
+        'add',
+        '--json',
+        '--user',
+        'tz-east',
+        '--kind',
+        'context',
+        '--until',
+        '2026-12-31',
+        'year end',
+      ],
       { SQLRECALL_TZ: 'Asia/Kolkata' },
     );
     expect(east.code, east.stderr).toBe(0);
     const eastDoc = JSON.parse(
-      (await inProcess(['memory', 'list', '--json', '--user', 'tz-east'], { SQLRECALL_TZ: 'Asia/Kolkata' })).stdout,
+      (await inProcess(['memory', 'list', '--json', '--user', 'tz-east'], { SQLRECALL_TZ: 'Asia/Kolkata' }))
+        .stdout,
     );
     expect(eastDoc.memories[0].expiresAt).toBe('2026-12-31T18:30:00.000Z');
   }, 60_000);
@@ -160,11 +192,17 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
       (await client.callTool({ name, arguments: args }, undefined, { timeout: 90_000 })) as CallToolResult;
     const text = (r: CallToolResult) => (r.content[0]?.type === 'text' ? r.content[0].text : '');
     try {
-      const wrong = await call('remember', { text: 'only customers from India', sql: "customers.countri = 'India'" });
+      const wrong = await call('remember', {
+        text: 'only customers from India',
+        sql: "customers.countri = 'India'",
+      });
       expect(wrong.isError).toBe(true);
       expect(JSON.parse(text(wrong)).error).toMatchObject({ code: 'invalid_memory_sql' });
       expect(text(wrong)).toMatch(/did you mean customers\.country\?/);
-      const secret = await call('remember', { text: 'my api key is sk-live-4f9a8b7c6d5e4f3a2b1c0d9e', kind: 'context' });
+      const secret = await call('remember', {
+        text: 'my api key is sk-live-4f9a8b7c6d5e4f3a2b1c0d9e',
+        kind: 'context',
+      });
       expect(secret.isError).toBe(true);
       expect(JSON.parse(text(secret)).error).toMatchObject({ code: 'credential_refused' });
       expect(text(secret)).not.toContain('4f9a8b7c6d5e');
@@ -172,7 +210,9 @@ describe('teaching on every surface (demo shop, scripted model)', () => {
       expect(compiled.isError, text(compiled)).toBeFalsy();
       expect(JSON.parse(text(compiled)).sqlSource).toBe('compiled');
       const recalled = JSON.parse(text(await call('recall', {})));
-      expect(recalled.memories.map((m: { text: string }) => m.text)).toEqual(['Always show me customers from India']);
+      expect(recalled.memories.map((m: { text: string }) => m.text)).toEqual([
+        'Always show me customers from India',
+      ]);
     } finally {
       await client.close();
     }
@@ -187,15 +227,20 @@ describe('teaching over HTTP', () => {
   afterAll(async () => {
     await s?.close();
   });
-  const call = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
+  const call = async (
+    path: string,
+    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) => {
     const res = await s.app.request(path, {
       method: init.method ?? 'GET',
       headers: { 'content-type': 'application/json', ...init.headers },
       ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     });
-    return { status: res.status, json: (await res.json()) as Record<string, any> }; // biome-ignore lint/suspicious/noExplicitAny: loose JSON
+    // biome-ignore lint/suspicious/noExplicitAny: the tests read loosely typed JSON documents
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
   };
-  const texts = async () => (await call('/api/memories?status=all')).json.memories.map((m: { text: string }) => m.text);
+  const texts = async () =>
+    (await call('/api/memories?status=all')).json.memories.map((m: { text: string }) => m.text);
 
   it('POST /api/memories: 422 with the closest name for a wrong sql, 422 for a credential, nothing stored', async () => {
     const wrong = await call('/api/memories', {
@@ -272,12 +317,24 @@ describe('memory audit (CLI)', () => {
       const env = { SQLRECALL_HOME: home, OLLAMA_HOST: model.url };
       const { Runtime } = await import('../src/runtime/runtime.js');
       const { loadConfig } = await import('../src/config/config.js');
-      const runtime = new Runtime(loadConfig({ env: {}, cwd: home, flags: { home, ollamaHost: model.url, user: 'kai' } }));
+      const runtime = new Runtime(
+        loadConfig({ env: {}, cwd: home, flags: { home, ollamaHost: model.url, user: 'kai' } }),
+      );
       const memory = await runtime.memory();
       const [embedding] = await memory.embedder.embed(['x']);
       await memory.store.write({ user: 'kai' }, [
-        { op: 'add', memory: { kind: 'context', text: 'deploy key ghp_0123456789abcdefghijABCDEFGHIJ012345' }, embedding: embedding!, reason: 'old' },
-        { op: 'add', memory: { kind: 'context', text: 'orders ship on Mondays' }, embedding: embedding!, reason: 'old' },
+        {
+          op: 'add',
+          memory: { kind: 'context', text: 'deploy key ghp_0123456789abcdefghijABCDEFGHIJ012345' },
+          embedding: embedding!,
+          reason: 'old',
+        },
+        {
+          op: 'add',
+          memory: { kind: 'context', text: 'orders ship on Mondays' },
+          embedding: embedding!,
+          reason: 'old',
+        },
       ]);
       await runtime.close();
       const found = await runCliInProcess(['memory', 'audit', '--user', 'kai'], { env });
@@ -287,7 +344,9 @@ describe('memory audit (CLI)', () => {
       expect(found.stdout).not.toContain('0123456789abcdef');
       const deleted = await runCliInProcess(['memory', 'audit', '--delete', '--user', 'kai'], { env });
       expect(deleted.code, deleted.stderr).toBe(0);
-      const list = JSON.parse((await runCliInProcess(['memory', 'list', '--all', '--json', '--user', 'kai'], { env })).stdout);
+      const list = JSON.parse(
+        (await runCliInProcess(['memory', 'list', '--all', '--json', '--user', 'kai'], { env })).stdout,
+      );
       expect(list.memories.map((m: { text: string }) => m.text)).toEqual(['orders ship on Mondays']);
       expect((await runCliInProcess(['memory', 'audit', '--user', 'kai'], { env })).code).toBe(0);
     } finally {
