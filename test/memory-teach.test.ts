@@ -137,6 +137,18 @@ describe('MemoryService.teach', () => {
     expect(await texts('dee')).toEqual([]);
   });
 
+  it('edit: new text holding a credential is refused and the memory is unchanged', async () => {
+    const [memory] = await p.store.list(scope('asha'), { statuses: ['active'] });
+    const error = await p.service
+      .edit(scope('asha'), memory!, { text: 'connect with password=hunter2hunter2' }, schema)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(isSqlrecallError(error, 'credential_refused')).toBe(true);
+    expect(JSON.stringify(await texts('asha'))).not.toContain('hunter2');
+  });
+
   it('chat: the secret part of a message is refused, masked everywhere, the rest is learned', async () => {
     p.server.reset();
     const secret = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e';

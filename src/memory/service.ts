@@ -642,6 +642,7 @@ export class MemoryService {
    * default to the current ones; the SQL is checked against `schema` like a new fact's, and the
    * history keeps the old text.
    * @returns the updated memory and any problem (e.g. SQL dropped because it did not check out)
+   * @throws SqlrecallError `credential_refused` when the new text or SQL holds a credential (nothing changed)
    */
   edit(
     scope: MemoryScope,
@@ -649,6 +650,14 @@ export class MemoryService {
     change: { kind?: MemoryKind; text?: string; sql?: string | null },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
+    const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
+    if (found.length > 0)
+      return Promise.reject(
+        refusalError({
+          problems: [credentialProblem(found)],
+          refused: found.map((f) => ({ label: f.label, masked: f.masked })),
+        }),
+      );
     return this.serialized(scope, async () => {
       const fact = await checkFact(
         {
