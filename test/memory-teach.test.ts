@@ -149,6 +149,30 @@ describe('MemoryService.teach', () => {
     expect(JSON.stringify(await texts('asha'))).not.toContain('hunter2');
   });
 
+  it('purge (audit --delete) never touches another scope, even given its ids', async () => {
+    const [embedding] = await p.service.options.embedder.embed(['x']);
+    const [written] = await p.store.write(scope('owner'), [
+      {
+        op: 'add',
+        memory: { kind: 'context', text: 'token ghp_0123456789abcdefghijABCDEFGHIJ012345' },
+        embedding: embedding!,
+        reason: 'test',
+      },
+    ]);
+    const id = written!.memory!.id;
+    const history = await p.store.history(scope('owner'), id);
+    expect(
+      await p.store.purge(
+        scope('intruder'),
+        [id],
+        history.map((h) => h.id),
+      ),
+    ).toEqual({ memories: 0, history: 0 });
+    expect(await p.store.get(scope('owner'), id)).not.toBeNull();
+    expect(await p.store.purge(scope('owner'), [id], [])).toEqual({ memories: 1, history: history.length });
+    expect(await p.store.get(scope('owner'), id)).toBeNull();
+  });
+
   it('chat: the secret part of a message is refused, masked everywhere, the rest is learned', async () => {
     p.server.reset();
     const secret = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e';
