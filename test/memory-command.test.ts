@@ -83,8 +83,32 @@ describe('sqlrecall memory', () => {
       'customers.vip = true',
       'VIP means a very important customer',
     );
-    expect(bad.code).toBe(0);
-    expect(bad.stderr).toMatch(/without SQL.*customers\.vip does not exist/);
+    // A condition the user wrote is checked, not silently dropped: exit 2, nothing stored.
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/customers\.vip does not exist.*Nothing was stored/);
+    const misspelt = await run(
+      'memory',
+      'add',
+      '--user',
+      'priya',
+      '--sql',
+      "customers.countri = 'India'",
+      'only Indian customers',
+    );
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toMatch(/did you mean customers\.country\?/);
+    // Without --sql the model is asked to write it; this one cannot, so it is kept as a definition.
+    const definition = await run(
+      'memory',
+      'add',
+      '--user',
+      'priya',
+      '--kind',
+      'term',
+      'VIP means a very important customer',
+    );
+    expect(definition.code, definition.stderr).toBe(0);
+    expect(definition.stderr).toMatch(/definition without SQL/);
     const list = await json('memory', 'list', '--user', 'priya');
     expect(list.memories.map((m: { text: string; sql: string | null }) => [m.text, m.sql])).toEqual(
       expect.arrayContaining([
@@ -92,6 +116,7 @@ describe('sqlrecall memory', () => {
         ['VIP means a very important customer', null],
       ]),
     );
+    expect(list.memories.map((m: { text: string }) => m.text)).not.toContain('only Indian customers');
   });
 
   it('ask lists the applied memories with the short ids --without takes', async () => {

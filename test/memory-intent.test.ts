@@ -223,7 +223,7 @@ describe('issue 12 through the CLI', () => {
       'Only show customers from Chile',
     );
     const listed = await run('memory', 'list', '--user', 'u7');
-    expect(listed.stdout).toMatch(/Only show customers from Chile \(expired 2020-01-02\)/);
+    expect(listed.stdout).toMatch(/Only show customers from Chile \(expired 2020-01-01\)/);
     const doc: Doc = await json('ask', '--user', 'u7', 'which customers are there?');
     expect(doc.appliedMemories).toEqual([]);
     expect(doc.sql).not.toMatch(/Chile/);

@@ -128,6 +128,11 @@ export interface AskInput {
   confirmDeletes?: boolean;
   /** Answer only from saved examples and rules, never calling the model (`ask --no-model`). */
   noModel?: boolean;
+  /**
+   * The user's IANA time zone, for days a message names ("until Friday"); default
+   * `SQLRECALL_TZ`, else the process's zone (see `memory/expiry.ts`).
+   */
+  timeZone?: string;
 }
 
 /** Default of {@link AssistantOptions.fewShotMax}: 3 examples. */

@@ -9,6 +9,7 @@
  * Memory off for the user → nothing is recalled or learned, and turns are kept in this process only.
  */
 import { randomUUID } from 'node:crypto';
+import { findCredentials, maskCredentials } from '../core/credentials.js';
 import type { Memory, MemoryScope } from '../core/memory.js';
 import type { ChatModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
@@ -21,9 +22,9 @@ import {
   recordTurn,
   renderConversation,
 } from '../memory/conversation.js';
-import { expiryOf } from '../memory/expiry.js';
+import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
-import { MemoryService, type PendingLearn } from '../memory/service.js';
+import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
 import { clip } from '../memory/text.js';
 
 /** Inputs of {@link MemoryHook.begin}. */
@@ -42,6 +43,8 @@ export interface MemoryTurnInput {
   confirmDeletes?: boolean;
   schema: Schema;
   signal?: AbortSignal;
+  /** The user's IANA time zone for the days a message names; default {@link userTimeZone}. */
+  timeZone?: string;
 }
 
 /** A message answered without SQL. */
@@ -192,8 +195,14 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     };
   }
 
-  async function begin(input: MemoryTurnInput): Promise<MemoryTurn> {
+  async function begin(original: MemoryTurnInput): Promise<MemoryTurn> {
+    // Credentials in the message are masked before anything else sees it (classifier, conversation
+    // history, the pending-write queue, the SQL prompt); the reply says what was found.
+    const secrets = findCredentials(original.message);
+    const input = secrets.length > 0 ? { ...original, message: maskCredentials(original.message) } : original;
+    const secretNote = secrets.length > 0 ? [credentialProblem(secrets)] : [];
     const scope: MemoryScope = { user: input.user };
+    const zone = input.timeZone && isTimeZone(input.timeZone) ? input.timeZone : userTimeZone();
     const enabled = await service.isEnabled(scope);
     const classification = await classifyMessage(input.message, { chat: options.chat, signal: input.signal });
     const conversationId = input.conversationId ?? randomUUID();
@@ -227,15 +236,19 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction ?? input.message)?.expiresAt ?? null,
+        expiresAt: expiryOf(instruction ?? input.message, new Date(), zone)?.expiresAt ?? null,
       };
       const pendingId = await service.enqueue(scope, payload);
       const learned = await service.applyPending(pendingId, scope, payload, {
         schema: input.schema,
         signal: input.signal,
       });
-      const reply = { text: rememberedText(learned.changes, learned.problems), ...learned };
-      return replyOnly(reply);
+      const problems = [...secretNote, ...learned.problems];
+      return replyOnly({
+        text: rememberedText(learned.changes, problems),
+        changes: learned.changes,
+        problems,
+      });
     }
 
     // question, or both: answer now; learn the instruction part after the answer.
@@ -246,7 +259,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction)?.expiresAt ?? null,
+        expiresAt: expiryOf(instruction, new Date(), zone)?.expiresAt ?? null,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
     }
@@ -291,7 +304,8 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         schema: input.schema,
         signal: input.signal,
       });
-      return { text: rememberedText(learned.changes, learned.problems), ...learned };
+      const problems = [...secretNote, ...learned.problems];
+      return { text: rememberedText(learned.changes, problems), changes: learned.changes, problems };
     };
 
     const abandon = async () => {

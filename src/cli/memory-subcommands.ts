@@ -17,4 +17,5 @@ export const MEMORY_SUBCOMMANDS = [
   'reembed',
   'pin',
   'unpin',
+  'audit',
 ] as const;

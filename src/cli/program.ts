@@ -219,6 +219,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--purge', 'with delete --all: remove history and conversations too (no restore)')
     .option('--top-k <n>', 'search: most results (default 5)')
     .option('--out <file>', 'export: write to a file instead of stdout')
+    .option('--delete', 'audit: remove the memories holding a credential for good')
     .action(async function (this: Command, command: string, args: string[]) {
       setExit(
         await (await import('./commands/memory.js')).runMemory(io, this.optsWithGlobals(), command, args),

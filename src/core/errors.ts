@@ -30,7 +30,9 @@ export type ErrorCode =
   | 'db_busy'
   | 'result_too_large'
   | 'memory_unavailable'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'invalid_memory_sql'
+  | 'credential_refused';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -68,6 +70,11 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   // (SQLRECALL_MAX_REQUESTS_PER_USER); the caller should wait (Retry-After). Exit 2: the call was
   // refused as sent, like a usage error.
   too_many_requests: { exitCode: 2, httpStatus: 429 },
+  // A memory's SQL given by the user (`memory add --sql`, the API/MCP `sql` field) names a table or
+  // column that does not exist or is not one read-only condition: refused as sent, nothing stored.
+  invalid_memory_sql: { exitCode: 2, httpStatus: 422 },
+  // Text to remember holds a password, token or key: secrets are never stored; nothing was stored.
+  credential_refused: { exitCode: 2, httpStatus: 422 },
 };
 
 /** Exit code of a command stopped with Ctrl-C (SIGINT: 128 + 2), after the running statement was cancelled. */
@@ -186,6 +193,18 @@ export interface ErrorDetailsByCode {
     running?: number;
     /** Most requests one user may run at once. */
     limit?: number;
+  };
+  invalid_memory_sql: CommonErrorDetails & {
+    /** The SQL as given. */
+    sql?: string;
+    /** The table or column that does not exist, as written. */
+    unknown?: string;
+    /** The closest real names, best first (`customers.country`). */
+    candidates?: string[];
+  };
+  credential_refused: CommonErrorDetails & {
+    /** What was found, masked (`a password in a connection URL (postgres://report:***@)`). */
+    found?: { label: string; masked: string }[];
   };
 }
 

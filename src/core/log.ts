@@ -1,11 +1,13 @@
 /**
  * The one logger (issue 10, point 7): pino, one JSON object per line, with structured fields and
  * levels. Every field — the message, every string inside the logged object, every key — passes
- * {@link sanitizeLogText}: passwords are masked by {@link redactSecrets} and control characters
+ * {@link sanitizeLogText}: passwords are masked by {@link redactSecrets}, tokens and keys by
+ * {@link maskCredentials}, and control characters
  * are escaped, so a request path holding `%0a`, `%1b` or `%00` can neither forge a log line nor
  * send terminal escape sequences to whoever reads the log.
  */
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
+import { maskCredentials } from './credentials.js';
 import { redactSecrets } from './redact.js';
 
 /** Longest logged string, in characters (longer ones are cut and marked with `…`). */
@@ -38,7 +40,7 @@ export function escapeControl(text: string): string {
 /** A string as it may be logged: secrets masked, control characters escaped, at most {@link MAX_LOG_FIELD_CHARS}. */
 export function sanitizeLogText(text: string): string {
   const clipped = text.length > MAX_LOG_FIELD_CHARS ? `${text.slice(0, MAX_LOG_FIELD_CHARS)}…` : text;
-  return escapeControl(redactSecrets(clipped));
+  return escapeControl(redactSecrets(maskCredentials(clipped)));
 }
 
 /**

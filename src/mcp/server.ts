@@ -26,6 +26,7 @@ import {
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
+import { refusalError } from '../memory/service.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { guardSql } from '../sql/guard.js';
@@ -396,12 +397,18 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
       const memory = await runtime.memory();
       const schema = config.databaseUrl ? await introspect(runtime) : undefined;
-      const result = await memory.service.add(
+      const result = await memory.service.teach(
         scope,
         { kind: args.kind ?? 'preference', text: args.text, sql: args.sql },
-        schema,
+        { schema },
       );
-      return bounded({ user: config.user, changes: result.changes, problems: result.problems });
+      if (result.refused.length > 0) throw refusalError(result);
+      return bounded({
+        user: config.user,
+        changes: result.changes,
+        problems: result.problems,
+        sqlSource: result.sqlSource,
+      });
     }),
   );
 

@@ -1,39 +1,131 @@
 /**
- * Memories that expire (issue 12, point 5): "only delivered orders for this week", "until Friday",
+ * Memories that expire: "only delivered orders for this week", "until Friday",
  * `memory add --until 2026-12-31`. An expired memory is no longer recalled but stays in the list
- * (`--all`) and the history. Dates are whole days in UTC: a memory "until Friday" expires at the
- * end of that Friday (00:00 UTC the next day).
+ * (`--all`) and the history. Days are whole days in the USER's time zone: "until Friday" lasts
+ * through the end of that Friday where the user is (the instant of the next local midnight, stored
+ * as a UTC timestamp), and is shown back as the day the user named ({@link untilDay}).
+ *
+ * The zone is an IANA name (`America/Los_Angeles`): `SQLRECALL_TZ`, else the process's own zone
+ * (the `TZ` variable or the system setting); the HTTP server passes the browser's zone instead.
+ * Local midnights are found with `Intl.DateTimeFormat`, so daylight-saving changes are honoured.
  */
 import { SqlrecallError } from '../core/errors.js';
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const DAY_MS = 86_400_000;
 
-/** 00:00 UTC of the day after `date`'s day plus `days`. */
-function endOfDay(date: Date, days = 0): Date {
-  const start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
-  return new Date(start + (days + 1) * DAY_MS);
+/** True when `zone` is an IANA time zone name this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  if (!zone || zone.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * The end of the day a phrase names, or null: `today`, `tomorrow`, a weekday (its next occurrence,
- * today included), `this week` (through Sunday), `N days`/`N weeks`, or an ISO date `YYYY-MM-DD`.
+ * The user's time zone: `SQLRECALL_TZ` when it names a zone, else the process's (from `TZ` or the
+ * system), else `UTC`.
  */
-export function dayOf(phrase: string, now: Date): Date | null {
+export function userTimeZone(env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.SQLRECALL_TZ?.trim();
+  if (configured && isTimeZone(configured)) return configured;
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+interface LocalDay {
+  year: number;
+  /** 1–12. */
+  month: number;
+  day: number;
+  /** 0 = Sunday. */
+  weekday: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      weekday: 'short',
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** Wall-clock fields of `instant` in `zone`. */
+function wallClock(
+  instant: number,
+  zone: string,
+): LocalDay & { hour: number; minute: number; second: number } {
+  const parts: Record<string, string> = {};
+  for (const p of formatter(zone).formatToParts(new Date(instant))) parts[p.type] = p.value;
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    second: Number(parts.second),
+    weekday: ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(parts.weekday ?? ''),
+  };
+}
+
+/** Offset of `zone` from UTC at `instant`, in milliseconds (positive east of UTC). */
+function offsetAt(instant: number, zone: string): number {
+  const w = wallClock(instant, zone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - Math.floor(instant / 1000) * 1000;
+}
+
+/** The instant of local midnight starting the calendar day `year-month-day` in `zone`. */
+function startOfLocalDay(year: number, month: number, day: number, zone: string): Date {
+  const wall = Date.UTC(year, month - 1, day);
+  let instant = wall - offsetAt(wall, zone);
+  // Around a daylight-saving change the offset at the guess may differ from the offset at midnight.
+  const again = wall - offsetAt(instant, zone);
+  if (again !== instant) instant = again;
+  return new Date(instant);
+}
+
+/** The end of the local calendar day `days` after `local` (the next local midnight). */
+function endOfLocalDay(local: Pick<LocalDay, 'year' | 'month' | 'day'>, zone: string, days = 0): Date {
+  const next = new Date(Date.UTC(local.year, local.month - 1, local.day) + (days + 1) * DAY_MS);
+  return startOfLocalDay(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), zone);
+}
+
+/**
+ * The end of the day a phrase names in `zone` (default {@link userTimeZone}), or null: `today`,
+ * `tomorrow`, a weekday (its next occurrence, today included), `this week` (through Sunday),
+ * `N days`/`N weeks`, or an ISO date `YYYY-MM-DD`. "Today" is the local date of `now` in `zone`.
+ */
+export function dayOf(phrase: string, now: Date, zone: string = userTimeZone()): Date | null {
   const p = phrase.trim().toLowerCase();
   const iso = /^(\d{4})-(\d{2})-(\d{2})$/.exec(p);
   if (iso) {
     const d = new Date(Date.UTC(Number(iso[1]), Number(iso[2]) - 1, Number(iso[3])));
     if (Number.isNaN(d.getTime()) || d.getUTCDate() !== Number(iso[3])) return null;
-    return endOfDay(d);
+    return endOfLocalDay({ year: Number(iso[1]), month: Number(iso[2]), day: Number(iso[3]) }, zone);
   }
-  if (p === 'today' || p === 'the day' || p === 'now') return endOfDay(now);
-  if (p === 'tomorrow') return endOfDay(now, 1);
-  if (/^(?:this|the)\s+week$/.test(p)) return endOfDay(now, (7 - now.getUTCDay()) % 7);
+  const today = wallClock(now.getTime(), zone);
+  if (p === 'today' || p === 'the day' || p === 'now') return endOfLocalDay(today, zone);
+  if (p === 'tomorrow') return endOfLocalDay(today, zone, 1);
+  if (/^(?:this|the)\s+week$/.test(p)) return endOfLocalDay(today, zone, (7 - today.weekday) % 7);
   const span = /^(?:the\s+next\s+)?(\d{1,3})\s+(day|week)s?$/.exec(p);
-  if (span) return endOfDay(now, Number(span[1]) * (span[2] === 'week' ? 7 : 1) - 1);
+  if (span) return endOfLocalDay(today, zone, Number(span[1]) * (span[2] === 'week' ? 7 : 1) - 1);
   const day = WEEKDAYS.indexOf(p.replace(/^(?:next\s+|this\s+)/, ''));
-  if (day >= 0) return endOfDay(now, (day - now.getUTCDay() + 7) % 7);
+  if (day >= 0) return endOfLocalDay(today, zone, (day - today.weekday + 7) % 7);
   return null;
 }
 
@@ -43,30 +135,45 @@ const EXPIRY_PHRASE =
 
 /**
  * The expiry a message states, if any: `{ expiresAt, phrase }` with `expiresAt` an ISO timestamp
- * (end of the named day, UTC) and `phrase` the words that said it. Null when none.
+ * (end of the named day in `zone`, default {@link userTimeZone}) and `phrase` the words that said
+ * it. Null when none.
  */
 export function expiryOf(
   message: string,
   now: Date = new Date(),
+  zone: string = userTimeZone(),
 ): { expiresAt: string; phrase: string } | null {
   const match = EXPIRY_PHRASE.exec(message);
   if (!match) return null;
-  const day = dayOf(match[1] ?? match[2] ?? '', now);
+  const day = dayOf(match[1] ?? match[2] ?? '', now, zone);
   return day ? { expiresAt: day.toISOString(), phrase: match[0].trim() } : null;
 }
 
 /**
- * `--until` of `memory add`: an ISO date or a phrase of {@link dayOf}.
+ * `--until` of `memory add`: an ISO date or a phrase of {@link dayOf}; the memory lasts through the
+ * end of that day in `zone` (default {@link userTimeZone}). Returns the instant as an ISO timestamp.
+ * A day already over is accepted (the memory is stored expired, as listed by `memory list --all`).
  * @throws SqlrecallError `usage` when it names no day
  */
-export function parseUntil(value: string, now: Date = new Date()): string {
-  const day = dayOf(value, now);
+export function parseUntil(value: string, now: Date = new Date(), zone: string = userTimeZone()): string {
+  const day = dayOf(value, now, zone);
   if (!day)
     throw new SqlrecallError(
       'usage',
       `--until takes a date (YYYY-MM-DD), a weekday, today, tomorrow, "this week" or "N days", not "${value.slice(0, 40)}".`,
     );
   return day.toISOString();
+}
+
+/**
+ * The last day an expiry covers, as `YYYY-MM-DD` in `zone` (default {@link userTimeZone}): the
+ * local date of the instant just before `expiresAt`, so `--until 2099-12-31` shows as 2099-12-31.
+ */
+export function untilDay(expiresAt: string, zone: string = userTimeZone()): string {
+  const instant = Date.parse(expiresAt);
+  if (Number.isNaN(instant)) return expiresAt.slice(0, 10);
+  const w = wallClock(instant - 1, zone);
+  return `${String(w.year).padStart(4, '0')}-${String(w.month).padStart(2, '0')}-${String(w.day).padStart(2, '0')}`;
 }
 
 /** True when `memory` has an expiry at or before `now`. */

@@ -6,15 +6,27 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import {
+  CREDENTIAL_MASK,
+  type CredentialFinding,
+  describeCredentials,
+  findCredentials,
+  maskCredentials,
+} from '../core/credentials.js';
+import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { Memory, MemoryKind, MemoryScope, MemoryWriteResult } from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
+import { renderSchema } from '../sql/render.js';
 import type { ConversationStore } from './conversation.js';
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
+import { callJson } from './json-call.js';
+import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
 import { type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
+import { checkFragment } from './sql-fragment.js';
 import type { SqlMemoryStore } from './store/types.js';
 import { clip } from './text.js';
 import { DEFAULT_THRESHOLDS, type SimilarityThresholds } from './thresholds.js';
@@ -48,6 +60,66 @@ export const pendingLearnSchema = z.object({
 });
 /** See {@link pendingLearnSchema}. */
 export type PendingLearn = z.output<typeof pendingLearnSchema>;
+
+/**
+ * Payload of a queued compile: a memory taught while the model was unreachable, stored without SQL,
+ * whose predicate or metric expression is still to be written (applied when the model is back).
+ */
+export const pendingCompileSchema = z.object({
+  type: z.literal('compile'),
+  memoryId: z.string(),
+  /** The text compiled; a memory edited since then is left alone. */
+  text: z.string(),
+});
+/** See {@link pendingCompileSchema}. */
+export type PendingCompile = z.output<typeof pendingCompileSchema>;
+
+/** Kinds whose memories are applied through SQL: a predicate (preference, term) or an expression (metric). */
+export const KINDS_WITH_SQL: readonly MemoryKind[] = ['preference', 'term', 'metric'];
+
+/** A fact to teach through {@link MemoryService.teach}. */
+export interface TeachFact {
+  /** Default `preference`. */
+  kind?: MemoryKind;
+  text: string;
+  /** The SQL form the user wrote; checked strictly (an unknown name is an error, nothing stored). */
+  sql?: string | null;
+}
+
+/** Options of {@link MemoryService.teach}. */
+export interface TeachOptions {
+  /** The introspected schema the SQL is checked against (without it only the parse and guard). */
+  schema?: Schema;
+  /** When the memory stops being recalled (ISO timestamp), default never. */
+  expiresAt?: string | null;
+  sourceMessageId?: string | null;
+  signal?: AbortSignal;
+}
+
+/** What {@link MemoryService.teach} did. */
+export interface TeachResult extends LearnResult {
+  /** Credentials found in the text (masked); when any, nothing was stored. */
+  refused: { label: string; masked: string }[];
+  /**
+   * How the SQL came about: `given` (the user's, checked), `compiled` (written by the model, checked),
+   * `definition` (stored without SQL: the model could not write a checkable one), `pending` (the
+   * model was unreachable: stored without SQL, compiled later), `none` (the kind needs no SQL, or
+   * no model is configured), `refused` (nothing stored).
+   */
+  sqlSource: 'given' | 'compiled' | 'definition' | 'pending' | 'none' | 'refused';
+}
+
+/** The error of a teaching refused because its text holds a credential (nothing was stored). */
+export function refusalError(result: Pick<TeachResult, 'problems' | 'refused'>): SqlrecallError {
+  return new SqlrecallError('credential_refused', result.problems[0] ?? 'The text holds a credential.', {
+    details: { found: result.refused },
+  });
+}
+
+/** The reply sentence for credentials found in taught text. */
+export function credentialProblem(findings: CredentialFinding[]): string {
+  return `Not stored: it holds ${describeCredentials(findings)}. Secrets are never kept in memory; nothing of that was stored.`;
+}
 
 /** What one learn did. */
 export interface LearnResult {
@@ -100,6 +172,27 @@ export function changeOf(
   };
 }
 
+const hasSecret = (text: string) => findCredentials(text).length > 0;
+
+/** Reply sentence when a message arrived with its credentials masked already. */
+const SECRET_SENTENCES_NOTE =
+  'The part of your message that held a secret (shown masked) was not stored; secrets are never kept in memory.';
+
+/**
+ * `message` without the sentences that hold a credential or a masked one ({@link CREDENTIAL_MASK}):
+ * sentences end at `.`, `!`, `?` or `;` followed by whitespace, or at a line break. Credentials are
+ * masked first, so a multi-line private key counts as one sentence. '' when nothing is left.
+ */
+export function withoutSecretSentences(message: string): string {
+  const masked = maskCredentials(message);
+  if (!masked.includes(CREDENTIAL_MASK)) return message.trim();
+  return masked
+    .split(/(?<=[.!?;])\s+|\n+/)
+    .filter((sentence) => sentence.trim() !== '' && !sentence.includes(CREDENTIAL_MASK))
+    .join(' ')
+    .trim();
+}
+
 const scopeKey = (scope: MemoryScope) => (scope.team !== undefined ? `t:${scope.team}` : `u:${scope.user}`);
 
 /** Memory logic over one store. */
@@ -150,21 +243,51 @@ export class MemoryService {
         changes: [],
         problems: ['No chat model is configured to learn from messages.'],
       });
+    // A credential never reaches the model or the store: the sentences holding one (or its mask,
+    // when the caller masked the message already) are left out before extraction, facts that
+    // still carry one are refused, and the reply says what was found.
+    const findings = findCredentials(message);
+    const teachable = withoutSecretSentences(message);
     return this.serialized(scope, async () => {
-      const extraction = await extractFacts(message, {
+      if (teachable === '') {
+        const problems = findings.length > 0 ? [credentialProblem(findings)] : [SECRET_SENTENCES_NOTE];
+        return { changes: [], problems };
+      }
+      const extraction = await extractFacts(teachable, {
         chat,
         schema: options.schema,
         maxFacts: this.options.maxFacts ?? DEFAULT_MAX_FACTS,
         signal: options.signal,
         log: this.options.log,
       });
-      const result = await this.storeFacts(scope, extraction.facts, {
+      const facts = extraction.facts.filter(
+        (f) =>
+          !hasSecret(`${f.text}\n${f.sql ?? ''}`) &&
+          !f.text.includes(CREDENTIAL_MASK) &&
+          !(f.sql ?? '').includes(CREDENTIAL_MASK),
+      );
+      const refused =
+        findings.length > 0
+          ? [credentialProblem(findings)]
+          : teachable !== message.trim()
+            ? [SECRET_SENTENCES_NOTE]
+            : [];
+      for (const f of extraction.facts) {
+        if (facts.includes(f) || findings.length > 0) continue;
+        const found = findCredentials(`${f.text}\n${f.sql ?? ''}`);
+        refused.push(
+          found.length > 0
+            ? credentialProblem(found)
+            : `Not stored: "${clip(maskCredentials(f.text), 100)}" holds a masked secret.`,
+        );
+      }
+      const result = await this.storeFacts(scope, facts, {
         chat,
         sourceMessageId: options.sourceMessageId,
         signal: options.signal,
         expiresAt: options.expiresAt,
       });
-      return { changes: result.changes, problems: [...extraction.problems, ...result.problems] };
+      return { changes: result.changes, problems: [...refused, ...extraction.problems, ...result.problems] };
     });
   }
 
@@ -255,6 +378,22 @@ export class MemoryService {
       if (batch.length === 0) break;
       for (const pending of batch) {
         seen.add(pending.id);
+        const compile = pendingCompileSchema.safeParse(pending.payload);
+        if (compile.success) {
+          try {
+            await this.applyPendingCompile(pending.id, pending.scope, compile.data, {
+              schema: options.schema,
+            });
+            applied += 1;
+          } catch (error) {
+            this.options.log?.('pending memory compile failed', {
+              id: pending.id,
+              error: (error as Error).message,
+            });
+            failed += 1;
+          }
+          continue;
+        }
         const payload = pendingLearnSchema.safeParse(pending.payload);
         if (!payload.success) {
           await this.store.failPending(pending.id, 'unreadable pending write payload', { retry: false });
@@ -303,6 +442,184 @@ export class MemoryService {
   }
 
   /**
+   * The one teaching path of `memory add`, MCP `remember`, `POST /api/memories` (chat and import
+   * screen their facts the same way through {@link learn} and {@link screenImport}):
+   * 1. text or SQL holding a credential → nothing stored, `refused` and a problem say what (masked);
+   * 2. SQL given → checked against `schema` like chat's; a fact whose SQL does not check is an error;
+   * 3. no SQL and a kind applied through SQL ({@link KINDS_WITH_SQL}) → the model writes it, checked
+   *    the same way; when it cannot, the fact is stored as a definition (no SQL) and a problem says
+   *    so; when the model is unreachable the fact is stored without SQL and a pending compile is
+   *    queued (applied by {@link recoverPending}), so nothing is lost;
+   * 4. reconciliation and write as {@link add}.
+   * @throws SqlrecallError `invalid_memory_sql` (the given SQL names an unknown table or column, or is
+   *   not one read-only condition; `details.candidates` holds the closest real names)
+   */
+  async teach(scope: MemoryScope, fact: TeachFact, options: TeachOptions = {}): Promise<TeachResult> {
+    const kind = fact.kind ?? 'preference';
+    const text = fact.text.trim();
+    const given = fact.sql?.trim() || null;
+    const findings = findCredentials(given ? `${text}\n${given}` : text);
+    if (findings.length > 0)
+      return {
+        changes: [],
+        problems: [credentialProblem(findings)],
+        refused: findings.map((f) => ({ label: f.label, masked: f.masked })),
+        sqlSource: 'refused',
+      };
+    if (given) {
+      const check = await checkFragment(given, options.schema);
+      if (!check.ok)
+        throw new SqlrecallError(
+          'invalid_memory_sql',
+          `The SQL "${clip(given, 200)}" does not check: ${check.reason}. Nothing was stored.`,
+          {
+            details: {
+              sql: clip(given, 500),
+              ...(check.unknown ? { unknown: check.unknown } : {}),
+              ...(check.candidates?.length ? { candidates: check.candidates } : {}),
+              hint: 'Fix the SQL, or leave it out and the model will write it.',
+            },
+          },
+        );
+    }
+    const chat = this.options.chat;
+    let sql = given;
+    let sqlSource: TeachResult['sqlSource'] = given ? 'given' : 'none';
+    const problems: string[] = [];
+    let compileLater = false;
+    if (!given && chat && KINDS_WITH_SQL.includes(kind)) {
+      try {
+        const compiled = await this.compile(kind, text, options.schema, options.signal);
+        if (compiled.sql) {
+          sql = compiled.sql;
+          sqlSource = 'compiled';
+        } else {
+          sqlSource = 'definition';
+          problems.push(
+            `Stored as a definition without SQL: ${compiled.reason}. It reaches the prompt but is not checked in the SQL.`,
+          );
+        }
+      } catch (error) {
+        if (!isSqlrecallError(error) || !error.code.startsWith('model_')) throw error;
+        compileLater = true;
+        sqlSource = 'pending';
+        problems.push(
+          `The model is not reachable (${error.message}); stored without SQL, it will be compiled when the model is back.`,
+        );
+      }
+    }
+    const result = await this.serialized(scope, async () => {
+      const checked = await checkFact({ kind, text, sql }, options.schema);
+      return this.storeFacts(scope, [checked], {
+        expiresAt: options.expiresAt ?? null,
+        sourceMessageId: options.sourceMessageId ?? undefined,
+      });
+    });
+    if (compileLater) {
+      for (const change of result.changes) {
+        if (!change.id || change.action === 'NOOP' || change.action === 'DELETE') continue;
+        const payload: PendingCompile = { type: 'compile', memoryId: change.id, text: change.text };
+        await this.store.enqueuePending(scope, payload);
+      }
+    }
+    return { changes: result.changes, problems: [...problems, ...result.problems], refused: [], sqlSource };
+  }
+
+  /**
+   * Imports an export document (`memory import`, `POST /api/memories/import`) after the same
+   * credential screen as {@link teach}: memories whose text or SQL holds a credential are left out
+   * (with their history), other history lines holding one are dropped, and `problems` says what
+   * was left out (masked). The rest goes to the store's import unchanged.
+   * @throws SqlrecallError `usage` when the document is not a valid export (from the store)
+   */
+  async importDoc(
+    scope: MemoryScope,
+    doc: unknown,
+    store: Pick<SqlMemoryStore, 'import'>,
+  ): Promise<Awaited<ReturnType<SqlMemoryStore['import']>> & { problems: string[] }> {
+    const problems: string[] = [];
+    let screened = doc;
+    if (doc && typeof doc === 'object' && Array.isArray((doc as { memories?: unknown }).memories)) {
+      const source = doc as { memories: unknown[]; history?: unknown };
+      const left = new Set<string>();
+      const memories = source.memories.filter((m) => {
+        const item = (m ?? {}) as { id?: unknown; text?: unknown; sql?: unknown };
+        const found = findCredentials(`${String(item.text ?? '')}\n${String(item.sql ?? '')}`);
+        if (found.length === 0) return true;
+        if (typeof item.id === 'string') left.add(item.id);
+        problems.push(credentialProblem(found));
+        return false;
+      });
+      const history = Array.isArray(source.history)
+        ? source.history.filter((h) => {
+            const entry = (h ?? {}) as { memoryId?: unknown; oldText?: unknown; newText?: unknown };
+            if (typeof entry.memoryId === 'string' && left.has(entry.memoryId)) return false;
+            return !hasSecret(`${String(entry.oldText ?? '')}\n${String(entry.newText ?? '')}`);
+          })
+        : source.history;
+      screened = { ...source, memories, ...(history === undefined ? {} : { history }) };
+    }
+    const result = await store.import(scope, screened, (texts) => this.options.embedder.embed(texts));
+    return { ...result, problems };
+  }
+
+  /**
+   * The model's SQL form of one fact, checked against `schema` as chat's extracted SQL is:
+   * `{ sql }` when it checks, `{ sql: null, reason }` when the model wrote none or it did not check.
+   * @throws SqlrecallError `model_*` when the model server fails
+   */
+  async compile(
+    kind: MemoryKind,
+    text: string,
+    schema?: Schema,
+    signal?: AbortSignal,
+  ): Promise<{ sql: string | null; reason: string }> {
+    const chat = this.options.chat;
+    if (!chat) return { sql: null, reason: 'no model is configured to write its SQL' };
+    const schemaText = schema ? renderSchema(schema, { includeComments: false }) : '';
+    const reply = await callJson(
+      chat,
+      buildCompileMessages({ kind, text, schemaText }),
+      z.object({ sql: z.string().nullable() }),
+      { purpose: MEMORY_PURPOSES.compile, maxTokens: 300, signal },
+    );
+    if (!reply.ok) return { sql: null, reason: `the model's reply was not readable (${reply.error})` };
+    const written = reply.value.sql?.trim();
+    if (!written || /^null$/i.test(written))
+      return { sql: null, reason: 'the model found no SQL form for it on this schema' };
+    if (hasSecret(written)) return { sql: null, reason: 'the SQL the model wrote held a credential' };
+    const check = await checkFragment(written, schema);
+    if (!check.ok) return { sql: null, reason: `the SQL the model wrote did not check (${check.reason})` };
+    return { sql: check.sql, reason: '' };
+  }
+
+  /**
+   * Applies one queued compile: writes the SQL of a memory taught while the model was unreachable,
+   * unless it was edited, deleted or given SQL since. Removes it from the queue once done.
+   * @throws SqlrecallError `model_*` (the compile stays queued for a retry)
+   */
+  async applyPendingCompile(
+    id: string,
+    scope: MemoryScope,
+    payload: PendingCompile,
+    options: { schema?: Schema; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    try {
+      const current = await this.store.get(scope, payload.memoryId);
+      if (current && current.status === 'active' && !current.sql && current.text === payload.text) {
+        const compiled = await this.compile(current.kind, current.text, options.schema, options.signal);
+        if (compiled.sql) await this.edit(scope, current, { sql: compiled.sql }, options.schema);
+      }
+      await this.store.completePending(id);
+    } catch (error) {
+      await this.store
+        .failPending(id, (error as Error).message ?? String(error), { retry: true })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
    * Stores a fact without the model (e.g. `memory add`): SQL checked against `schema` when given,
    * exact duplicates and near-identical facts become NOOP, a preference on the same column with
    * another value supersedes the older one (see `reconcile.ts`), everything else is added.
@@ -325,6 +642,7 @@ export class MemoryService {
    * default to the current ones; the SQL is checked against `schema` like a new fact's, and the
    * history keeps the old text.
    * @returns the updated memory and any problem (e.g. SQL dropped because it did not check out)
+   * @throws SqlrecallError `credential_refused` when the new text or SQL holds a credential (nothing changed)
    */
   edit(
     scope: MemoryScope,
@@ -332,6 +650,14 @@ export class MemoryService {
     change: { kind?: MemoryKind; text?: string; sql?: string | null },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
+    const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
+    if (found.length > 0)
+      return Promise.reject(
+        refusalError({
+          problems: [credentialProblem(found)],
+          refused: found.map((f) => ({ label: f.label, masked: f.masked })),
+        }),
+      );
     return this.serialized(scope, async () => {
       const fact = await checkFact(
         {

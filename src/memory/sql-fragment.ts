@@ -7,6 +7,7 @@
 import type { Json, JsonObject } from '../core/json.js';
 import type { Schema, Table } from '../core/schema.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
+import { closest } from '../sql/identifiers.js';
 import { parseStatements, parseTree, walkTree } from '../sql/parse-tree.js';
 
 /** Longest fragment accepted, in characters (a predicate, not a query). */
@@ -23,7 +24,14 @@ export type FragmentCheck =
       /** Columns it touches, as `schema.table.column`. */
       columns: string[];
     }
-  | { ok: false; reason: string };
+  | {
+      ok: false;
+      reason: string;
+      /** The table or column that does not exist, as written (when that is why it failed). */
+      unknown?: string;
+      /** The closest real names to `unknown`, best first, as `table.column` or `table`. */
+      candidates?: string[];
+    };
 
 /**
  * Checks that `fragment` is one boolean expression (or value expression) that parses as the WHERE
@@ -85,17 +93,59 @@ export async function checkFragment(fragment: string, schema?: Schema): Promise<
   const columns = new Set<string>();
   for (const relation of refs.relations) {
     const table = findTable(schema, relation.schema, relation.name);
-    if (!table) return { ok: false, reason: `the table ${relation.name} does not exist` };
+    if (!table) return unknownName(schema, 'table', [relation.name]);
     tables.add(`${table.schema}.${table.name}`);
   }
   for (const ref of refs.columns) {
     const resolved = resolveColumn(schema, ref, refs.aliases);
     if (resolved === 'alias') continue;
-    if (!resolved) return { ok: false, reason: `the column ${ref.join('.')} does not exist` };
+    if (!resolved) return unknownName(schema, 'column', ref);
     tables.add(`${resolved.table.schema}.${resolved.table.name}`);
     columns.add(`${resolved.table.schema}.${resolved.table.name}.${resolved.column}`);
   }
   return { ok: true, sql, tables: [...tables], columns: [...columns] };
+}
+
+/** Name shown for a table in suggestions: `name`, or `schema.name` outside `public`. */
+function shownTable(table: Table): string {
+  return table.schema === 'public' ? table.name : `${table.schema}.${table.name}`;
+}
+
+/**
+ * The failure for a table or column that is not in `schema`, with the closest real names
+ * ("did you mean customers.country?"): for a column, the columns of the named table first, then
+ * every column of that name's spelling; for a table, every table.
+ */
+function unknownName(schema: Schema, kind: 'table' | 'column', ref: string[]): FragmentCheck {
+  const written = ref.join('.');
+  let candidates: string[];
+  if (kind === 'table') {
+    candidates = closest(
+      ref[ref.length - 1]!,
+      schema.tables.map((t) => ({ key: t.name, text: shownTable(t) })),
+    );
+  } else {
+    const name = ref[ref.length - 1]!;
+    const owner =
+      ref.length >= 2
+        ? findTable(schema, ref.length >= 3 ? ref[ref.length - 3] : undefined, ref[ref.length - 2]!)
+        : undefined;
+    const pool = (tables: Table[]) =>
+      tables.flatMap((t) => t.columns.map((c) => ({ key: c.name, text: `${shownTable(t)}.${c.name}` })));
+    candidates = owner ? closest(name, pool([owner])) : [];
+    if (candidates.length === 0) candidates = closest(name, pool(schema.tables));
+    if (candidates.length === 0 && ref.length >= 2 && !owner) {
+      // The table part is the misspelt one (`customer.country`): suggest table.column pairs.
+      candidates = closest(
+        written,
+        schema.tables.flatMap((t) =>
+          t.columns.map((c) => ({ key: `${t.name}.${c.name}`, text: `${shownTable(t)}.${c.name}` })),
+        ),
+      );
+    }
+  }
+  const hint = candidates.length > 0 ? `; did you mean ${candidates.join(' or ')}?` : '';
+  return { ok: false, reason: `the ${kind} ${written} does not exist${hint}`, unknown: written, candidates };
 }
 
 /** Column references, relations and aliases found in a parse tree. */

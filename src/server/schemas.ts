@@ -174,6 +174,14 @@ export const AddMemorySchema = z
     sql: z.string().max(4000).nullable().optional(),
     /** Store it pinned (always recalled); default false. */
     pinned: z.boolean().optional(),
+    /**
+     * The last day it applies: `YYYY-MM-DD` or a phrase such as `friday`, `this week`, `3 days`; it
+     * lasts through the end of that day in the caller's time zone (`timeZone`, else the
+     * `X-Sqlrecall-Time-Zone` header, else the server's zone).
+     */
+    until: z.string().trim().min(1).max(40).optional(),
+    /** IANA time zone for `until` (e.g. `America/Los_Angeles`). */
+    timeZone: z.string().trim().min(1).max(64).optional(),
   })
   .openapi('NewMemory');
 

@@ -43,6 +43,16 @@ export function extractionFor(message: string): string {
   return factsReply(...facts);
 }
 
+/**
+ * Compile reply (`memory-compile` purpose) for a taught fact, by the same rules as
+ * {@link extractionFor}: the SQL of the first fact those rules find, else `null`.
+ */
+export function compileFor(prompt: string): string {
+  const fact = /<fact>\n([\s\S]*?)\n<\/fact>/.exec(prompt)?.[1] ?? '';
+  const facts = JSON.parse(extractionFor(fact)).facts as { sql: string | null }[];
+  return JSON.stringify({ sql: facts.find((f) => f.sql)?.sql ?? null });
+}
+
 /** A running in-process pipeline. */
 export interface MemoryPipeline {
   server: ScriptedOllama;
@@ -78,6 +88,7 @@ export async function startMemoryPipeline(): Promise<MemoryPipeline> {
       const prompt = request.messages.map((m) => m.content).join('\n');
       if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
       if (request.purpose === 'memory-reconcile') return state.reconcileReply();
+      if (request.purpose === 'memory-compile') return compileFor(request.lastUserMessage);
       if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
         sqlPrompts.push(prompt);
         return state.sqlReply(prompt, request);

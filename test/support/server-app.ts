@@ -19,7 +19,7 @@ import { depsFromRuntime, memoryClient } from '../../src/server/runtime-deps.js'
 import { UserDirectory } from '../../src/server/users.js';
 import { type Fixture, pgliteShop } from './fixtures.js';
 import { messageOf } from './memory-fixtures.js';
-import { extractionFor } from './memory-pipeline.js';
+import { compileFor, extractionFor } from './memory-pipeline.js';
 import type { ScriptedOllama, ScriptedReply } from './scripted/server.js';
 import { startScriptedOllama } from './scripted/server.js';
 
@@ -65,6 +65,7 @@ export async function startTestServer(
       const prompt = request.messages.map((m) => m.content).join('\n');
       if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
       if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD' });
+      if (request.purpose === 'memory-compile') return compileFor(request.lastUserMessage);
       if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
         sqlPrompts.push(prompt);
         if (holder.sqlReply) return holder.sqlReply(prompt);

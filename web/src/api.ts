@@ -24,6 +24,9 @@ function headers(json = true): Record<string, string> {
   if (json) h['content-type'] = 'application/json';
   const token = tokenStore.get();
   if (token) h.authorization = `Bearer ${token}`;
+  // Days the user names ("until Friday") are days in the browser's zone.
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone) h['x-sqlrecall-time-zone'] = zone;
   return h;
 }
 

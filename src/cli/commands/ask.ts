@@ -8,6 +8,7 @@ import { checkQuestion } from '../../core/limits.js';
 import type { MemoryKind } from '../../core/memory.js';
 import type { QueryResult } from '../../core/ports.js';
 import type { Attempt, MemoryChange } from '../../core/steps.js';
+import { userTimeZone } from '../../memory/expiry.js';
 import { pc } from '../colors.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
@@ -112,6 +113,7 @@ export async function answerQuestion(
       conversationId: options.conversationId,
       without: options.without,
       confirmDeletes: options.confirmDeletes,
+      timeZone: userTimeZone(io.env),
       ...(options.noModel ? { noModel: true } : {}),
     })) {
       switch (step.type) {

@@ -1,5 +1,5 @@
 /**
- * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin`:
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin|audit`:
  * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
  * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
  * printed). Commands that only read or change statuses work without the embedding model.
@@ -14,7 +14,9 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { isExpired, parseUntil } from '../../memory/expiry.js';
+import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
+import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
+import { refusalError } from '../../memory/service.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -46,6 +48,8 @@ export interface MemoryCommandOptions extends GlobalOptions {
   until?: string;
   /** `add --pin`: store the memory pinned (always recalled). */
   pin?: boolean;
+  /** `audit --delete`: remove the memories holding a credential for good. */
+  delete?: boolean;
 }
 
 function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind {
@@ -55,12 +59,12 @@ function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind
 }
 
 /** One line per memory: short id, kind, status, text and SQL. */
-export function memoryLine(memory: Memory, similarity?: number): string {
+export function memoryLine(memory: Memory, similarity?: number, zone: string = userTimeZone()): string {
   const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
   const until = memory.expiresAt
-    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${memory.expiresAt.slice(0, 10)})`)
+    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt, zone)})`)
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
@@ -126,7 +130,7 @@ async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext):
   out({ scope, enabled, memories }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
     if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+    for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}\n`);
   });
   return 0;
 }
@@ -139,13 +143,14 @@ async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: Memory
       'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
     );
   const kind = parseKind(opts.kind, 'preference');
-  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until);
-  const result = await memory.service.add(
+  const expiresAt =
+    opts.until === undefined ? null : parseUntil(opts.until, new Date(), userTimeZone(io.env));
+  const result = await memory.service.teach(
     scope,
     { kind, text, sql: opts.sql },
-    await optionalSchema(runtime),
-    { expiresAt },
+    { schema: await optionalSchema(runtime), expiresAt },
   );
+  if (result.refused.length > 0) throw refusalError(result);
   if (opts.pin) {
     for (const change of result.changes) {
       if (!change.id || change.action === 'DELETE') continue;
@@ -174,7 +179,7 @@ async function memorySearch({ io, opts, text, memory, scope, who, out }: MemoryC
   const results = await memory.store.search(scope, { embedding: embedding!, topK });
   out({ scope, query: text, results }, () => {
     if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity)}\n`);
+    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity, userTimeZone(io.env))}\n`);
   });
   return 0;
 }
@@ -294,10 +299,17 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
   } catch (cause) {
     throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
   }
-  const result = await memory.store.import(scope, doc, (texts) => memory.embedder.embed(texts));
+  const result = await memory.service.importDoc(scope, doc, memory.store);
   out(
-    { scope, imported: result.imported, duplicates: result.duplicates, superseded: result.superseded },
+    {
+      scope,
+      imported: result.imported,
+      duplicates: result.duplicates,
+      superseded: result.superseded,
+      problems: result.problems,
+    },
     () => {
+      for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
       io.stdout.write(
         `Imported ${result.imported} memories into ${who} (${result.duplicates} duplicates skipped).\n`,
       );
@@ -309,6 +321,36 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
     },
   );
   return 0;
+}
+
+/**
+ * `memory audit [--delete]`: lists the memories (any status) and history entries that hold a
+ * credential, masked; with `--delete` removes them for good. Exit 0 when none is left, 1 when
+ * some were found and kept (so a script can notice).
+ */
+async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
+  const audit = await auditCredentials(memory.store, scope);
+  const removed = opts.delete ? await purgeCredentials(memory.store, scope, audit) : null;
+  out({ scope, found: audit.entries, removed }, () => {
+    if (audit.entries.length === 0) {
+      io.stdout.write(`No credentials in the memories of ${who}.\n`);
+      return;
+    }
+    for (const e of audit.entries) {
+      const where = e.historyId ? 'history of' : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
+      const what = e.found.map((f) => `${f.label} (${f.masked})`).join(', ');
+      io.stdout.write(`${pc.cyan(e.memoryId.slice(0, 8))}  ${where}: ${what}\n`);
+    }
+    if (removed)
+      io.stdout.write(
+        `Removed for good ${removed.memories} memories and ${removed.history} history entries holding credentials.\n`,
+      );
+    else
+      io.stdout.write(
+        `${audit.entries.length} stored entries hold credentials. Remove them for good with: sqlrecall memory audit --delete\n`,
+      );
+  });
+  return audit.entries.length > 0 && !removed ? 1 : 0;
 }
 
 /** `memory off` / `memory on`: stops or resumes recall and learning for the scope. */
@@ -339,6 +381,7 @@ const HANDLERS: Record<Exclude<MemorySubcommand, 'reembed'>, (context: MemoryCon
   import: memoryImport,
   off: memoryOffOn,
   on: memoryOffOn,
+  audit: memoryAudit,
 };
 
 /** Runs `memory <subcommand> [args…]`. */

@@ -43,7 +43,7 @@ import {
 import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
 import { analyzeIfStale } from './statistics.js';
 import { fillTermWords } from './term-words.js';
-import { deleteScope, exportScope, importScope } from './transfer.js';
+import { deleteScope, exportScope, importScope, purgeEntries } from './transfer.js';
 import type { EmbeddingInfo, SqlMemoryStore } from './types.js';
 import { applyOps, lockScope } from './write.js';
 
@@ -361,6 +361,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
     }),
 
     deleteAll: guarded((scope, deleteOptions) => deleteScope(client, scopeRef(scope), deleteOptions)),
+
+    purge: guarded((scope, memoryIds, historyIds) =>
+      purgeEntries(client, scopeRef(scope), memoryIds, historyIds),
+    ),
 
     reembed: guarded(async (model, dimensions, embed, onProgress) => {
       const result = await reembedAll(client, model, dimensions, embed, onProgress);

@@ -250,3 +250,33 @@ export async function deleteScope(
     return removed.length;
   });
 }
+
+/**
+ * Removes for good (no history entry, not restorable) the memories `memoryIds` of one scope with
+ * all their history, and the history entries `historyIds` of that scope: for text that must not be
+ * kept at all, such as a credential found by `memory audit`. Ids of other scopes are ignored.
+ * Returns the memories and history entries removed.
+ */
+export async function purgeEntries(
+  client: SqlClient,
+  ref: ScopeRef,
+  memoryIds: string[],
+  historyIds: string[],
+): Promise<{ memories: number; history: number }> {
+  const where = scopeCondition(ref, 1, 2);
+  return client.transaction(async (tx) => {
+    await lockScope(tx, ref);
+    const memories = memoryIds.length
+      ? await tx.query(
+          `DELETE FROM sqlrecall_memories WHERE ${where} AND id = ANY($3::uuid[]) RETURNING id`,
+          [ref.key, ref.id, memoryIds],
+        )
+      : [];
+    const history = await tx.query(
+      `DELETE FROM sqlrecall_memory_history WHERE ${where}
+         AND (memory_id = ANY($3::uuid[]) OR id = ANY($4::bigint[])) RETURNING id`,
+      [ref.key, ref.id, memoryIds, historyIds.map((id) => String(id))],
+    );
+    return { memories: memories.length, history: history.length };
+  });
+}

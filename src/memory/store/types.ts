@@ -225,6 +225,15 @@ export interface SqlMemoryStore extends MemoryStore {
   import(scope: MemoryScope, doc: unknown, embed: EmbedTexts): Promise<MemoryImportResult>;
   /** Deletes (soft) or purges (hard) everything of `scope` only; returns the number of memories affected. */
   deleteAll(scope: MemoryScope, options?: DeleteAllOptions): Promise<number>;
+  /**
+   * Removes for good the memories `memoryIds` (with all their history) and the history entries
+   * `historyIds` of `scope` only (no history entry is written; not restorable).
+   */
+  purge(
+    scope: MemoryScope,
+    memoryIds: string[],
+    historyIds: string[],
+  ): Promise<{ memories: number; history: number }>;
 
   /**
    * Re-embeds every memory of every scope and status with a new model, changes the vector column

@@ -14,6 +14,7 @@ import { type AppEnv, errorBody, sendError } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { streamJsonResponse } from '../json-stream.js';
 import { AskBodySchema, AskResponseSchema, errorResponses } from '../schemas.js';
+import { TIME_ZONE_HEADER, timeZoneOf } from './shared.js';
 
 const route = createRoute({
   method: 'post',
@@ -107,6 +108,8 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       conversationId: body.conversationId,
       without: body.without,
       skipAnswer: body.skipAnswer,
+      // The browser's zone: days a message names ("until Friday") are the user's days.
+      ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
     };
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();

@@ -10,6 +10,9 @@ import {
   type MemoryScope,
   type MemoryStatus,
 } from '../../core/memory.js';
+import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
+import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
+import { refusalError } from '../../memory/service.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -23,7 +26,7 @@ import {
   MemorySchema,
   ScopeQuery,
 } from '../schemas.js';
-import { optionalSchema } from './shared.js';
+import { optionalSchema, TIME_ZONE_HEADER, timeZoneOf } from './shared.js';
 
 const json = <T extends z.ZodType>(schema: T, description = 'ok') => ({
   200: { description, content: { 'application/json': { schema } } },
@@ -33,6 +36,13 @@ const jsonBody = <T extends z.ZodType>(schema: T) => ({
   body: { required: true, content: { 'application/json': { schema } } },
 });
 
+const AuditEntrySchema = z.object({
+  memoryId: z.string(),
+  historyId: z.string().optional(),
+  kind: z.string().optional(),
+  status: z.string().optional(),
+  found: z.array(z.object({ label: z.string(), masked: z.string() })),
+});
 const ScopeOut = z.object({ user: z.string().optional(), team: z.string().optional() });
 const MemoryOut = z.object({ scope: ScopeOut, memory: MemorySchema });
 const tags = ['memories'];
@@ -139,6 +149,31 @@ const routes = {
         duplicates: z.number(),
         /** Active preferences replaced by an imported one (same column, other value; restorable). */
         superseded: z.array(z.object({ id: z.string(), text: z.string(), by: z.string() })),
+        /** Memories left out because they hold a credential (masked). */
+        problems: z.array(z.string()),
+      }),
+    ),
+  }),
+  audit: createRoute({
+    method: 'get',
+    path: '/api/memories/audit',
+    tags,
+    summary:
+      'Credentials already stored in the scope (memories of any status, history), masked; team scope: team admins only',
+    request: { query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, found: z.array(AuditEntrySchema) })),
+  }),
+  auditDelete: createRoute({
+    method: 'post',
+    path: '/api/memories/audit/delete',
+    tags,
+    summary: 'Remove for good the memories and history entries that hold a credential (not restorable)',
+    request: { query: ScopeQuery },
+    responses: json(
+      z.object({
+        scope: ScopeOut,
+        found: z.array(AuditEntrySchema),
+        removed: z.object({ memories: z.number(), history: z.number() }),
       }),
     ),
   }),
@@ -199,11 +234,19 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
     const { service } = await deps.memory();
-    const result = await service.add(
+    const zone = timeZoneOf(body.timeZone ?? c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
+    if (body.timeZone !== undefined && !isTimeZone(body.timeZone))
+      throw apiError(
+        'usage',
+        `timeZone must be an IANA time zone such as Europe/Paris, not "${body.timeZone.slice(0, 64)}".`,
+      );
+    const expiresAt = body.until === undefined ? null : parseUntil(body.until, new Date(), zone);
+    const result = await service.teach(
       s,
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
-      await optionalSchema(deps),
+      { schema: await optionalSchema(deps), expiresAt },
     );
+    if (result.refused.length > 0) throw refusalError(result);
     if (body.pinned) {
       const { store } = await deps.memory();
       for (const change of result.changes) {
@@ -291,17 +334,33 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.importDoc, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const doc = c.req.valid('json');
-    const { store, embedder } = await deps.memory();
-    const result = await store.import(s, doc, (texts) => embedder.embed(texts));
+    const { store, service } = await deps.memory();
+    const result = await service.importDoc(s, doc, store);
     return c.json(
       {
         scope: s,
         imported: result.imported,
         duplicates: result.duplicates,
         superseded: result.superseded,
+        problems: result.problems,
       } as Out,
       200,
     );
+  });
+
+  // An admin tool: on a team scope it needs the team-admin role even to read (write = true).
+  app.openapi(routes.audit, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const audit = await auditCredentials((await deps.memory()).store, s);
+    return c.json({ scope: s, found: audit.entries } as Out, 200);
+  });
+
+  app.openapi(routes.auditDelete, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, true);
+    const { store } = await deps.memory();
+    const audit = await auditCredentials(store, s);
+    const removed = await purgeCredentials(store, s, audit);
+    return c.json({ scope: s, found: audit.entries, removed } as Out, 200);
   });
 
   app.openapi(routes.getEnabled, async (c) => {

@@ -1,0 +1,205 @@
+/**
+ * Credential detection: finds passwords, tokens, API keys and private keys in free text, so that
+ * they are never stored as memories (every teaching path refuses them) and are masked in questions
+ * before those reach conversation history and logs.
+ *
+ * Shapes found (each a {@link CredentialKind}):
+ * - `url-password`: user info with a password in a URL, `postgres://report:S3cret@db/prod`;
+ * - `password-pair`: `password=…`, `pwd=…`, `passwd: …`, `"password":"…"`, `PGPASSWORD=…` (also the
+ *   `Password=…;` of ADO.NET/JDBC connection strings);
+ * - `bearer-token`: `Authorization: Bearer …` / `Bearer …` with a token of 16 characters or more;
+ * - `api-key`: OpenAI/Anthropic-style `sk-…`, Stripe `sk_live_…`/`rk_live_…`;
+ * - `github-token`: `ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`;
+ * - `aws-access-key`: `AKIA…` / `ASIA…` access key ids;
+ * - `slack-token`: `xoxb-…`, `xoxp-…`, `xoxa-…`, `xoxo-…`, `xoxs-…`, `xoxr-…`;
+ * - `jwt`: three base64url parts, the first two starting `eyJ`;
+ * - `private-key`: a PEM `-----BEGIN … PRIVATE KEY-----` block (to its END line or the end of text).
+ *
+ * The patterns follow the published token formats (GitHub, AWS, Slack, RFC 7519, RFC 7468); they
+ * are deliberately a little wide: a false refusal costs the user a rephrase, a miss stores a
+ * secret that is then shown to teammates and sent to the model.
+ */
+
+/** The shapes {@link findCredentials} recognises. */
+export type CredentialKind =
+  | 'url-password'
+  | 'password-pair'
+  | 'bearer-token'
+  | 'api-key'
+  | 'github-token'
+  | 'aws-access-key'
+  | 'slack-token'
+  | 'jwt'
+  | 'private-key';
+
+/** One credential found in a text. */
+export interface CredentialFinding {
+  kind: CredentialKind;
+  /** Plain-language name, e.g. "a password in a connection URL". */
+  label: string;
+  /** Offsets of the secret part in the text (UTF-16 code units, end exclusive). */
+  start: number;
+  end: number;
+  /** The match with its secret part masked, safe to show (`postgres://report:***@db/prod`, `sk-l***`). */
+  masked: string;
+}
+
+/** What replaces the secret part of a credential. */
+export const CREDENTIAL_MASK = '***';
+
+interface Shape {
+  kind: CredentialKind;
+  label: string;
+  pattern: RegExp;
+  /** Index of the capture group holding the secret; the whole match when absent. */
+  group?: number;
+  /** The recognisable prefix of the secret kept before the mask (`ghp_`, `AKIA`); none when absent. */
+  prefix?: RegExp;
+}
+
+/** How much of `secret` {@link maskCredentials} keeps for `shape`. */
+function kept(shape: Shape | undefined, secret: string): string {
+  return shape?.prefix?.exec(secret)?.[0] ?? '';
+}
+
+const PASSWORD_KEYS = 'password|passwd|pwd|sslpassword|pgpassword|pgsslpassword|pgsslkey|sslkey';
+
+const SHAPES: Shape[] = [
+  {
+    kind: 'private-key',
+    label: 'a private key',
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*-----|$)/g,
+  },
+  {
+    kind: 'url-password',
+    label: 'a password in a connection URL',
+    // scheme://user:password@host — the password runs to the last `@` before whitespace, so an odd
+    // password holding `@` or `/` is over-masked rather than leaked.
+    pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*:(\S+)@(?=[^\s@]*(?:\s|$))/gi,
+    group: 1,
+  },
+  {
+    kind: 'jwt',
+    label: 'a JSON Web Token',
+    pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}/g,
+    prefix: /^eyJ/,
+  },
+  {
+    kind: 'bearer-token',
+    label: 'a bearer token',
+    pattern: /\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)/gi,
+    group: 1,
+  },
+  {
+    kind: 'github-token',
+    label: 'a GitHub token',
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g,
+    prefix: /^(?:gh[pousr]_|github_pat_)/,
+  },
+  {
+    kind: 'aws-access-key',
+    label: 'an AWS access key',
+    pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+    prefix: /^(?:AKIA|ASIA)/,
+  },
+  {
+    kind: 'slack-token',
+    label: 'a Slack token',
+    pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+    prefix: /^xox[abposr]-/,
+  },
+  {
+    kind: 'api-key',
+    label: 'an API key',
+    pattern: /(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,})/g,
+    prefix: /^(?:sk-|[sr]k_(?:live|test)_)/,
+  },
+  {
+    kind: 'password-pair',
+    label: 'a password',
+    // key = value, key: value, "key":"value", quoted or bare; the value is the secret.
+    pattern: new RegExp(
+      `(?<![a-z0-9_])["']?(?:${PASSWORD_KEYS})["']?\\s*[=:]\\s*('(?:[^'\\\\]|\\\\.)+'|"(?:[^"\\\\]|\\\\.)+"|[^\\s,;}&'"]+)`,
+      'gi',
+    ),
+    group: 1,
+  },
+];
+
+/**
+ * Every credential in `text`, in order of position; overlapping findings are merged into the first
+ * (a JWT after `Bearer` is reported once). Never throws; linear in the text for each shape.
+ */
+export function findCredentials(text: string): CredentialFinding[] {
+  if (typeof text !== 'string' || text.length === 0) return [];
+  const found: (CredentialFinding & { matchStart: number; matchEnd: number })[] = [];
+  for (const shape of SHAPES) {
+    shape.pattern.lastIndex = 0;
+    for (const match of text.matchAll(shape.pattern)) {
+      const whole = match[0];
+      const matchStart = match.index ?? 0;
+      const secret = shape.group === undefined ? whole : (match[shape.group] ?? '');
+      if (secret.length === 0) continue;
+      const offset = shape.group === undefined ? 0 : whole.lastIndexOf(secret);
+      const start = matchStart + offset;
+      const end = start + secret.length;
+      if (found.some((f) => start < f.end && end > f.start)) continue;
+      const masked = `${whole.slice(0, offset)}${kept(shape, secret)}${CREDENTIAL_MASK}${whole.slice(offset + secret.length)}`;
+      found.push({
+        kind: shape.kind,
+        label: shape.label,
+        start,
+        end,
+        masked: shape.kind === 'private-key' ? '-----BEGIN PRIVATE KEY----- ***' : masked,
+        matchStart,
+        matchEnd: matchStart + whole.length,
+      });
+    }
+  }
+  return found
+    .sort((a, b) => a.start - b.start)
+    .map(({ matchStart: _s, matchEnd: _e, ...finding }) => finding);
+}
+
+/** True when `text` holds a credential of any shape of {@link findCredentials}. */
+export function hasCredential(text: string): boolean {
+  return findCredentials(text).length > 0;
+}
+
+/**
+ * `text` with the secret part of every credential replaced by {@link CREDENTIAL_MASK} (recognisable
+ * prefixes such as `ghp_` kept). Text without credentials comes back unchanged; idempotent.
+ */
+export function maskCredentials(text: string): string {
+  const findings = findCredentials(text);
+  if (findings.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const f of findings) {
+    const secret = text.slice(f.start, f.end);
+    out +=
+      text.slice(at, f.start) +
+      kept(
+        SHAPES.find((s) => s.kind === f.kind),
+        secret,
+      ) +
+      CREDENTIAL_MASK;
+    at = f.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * One sentence naming what was found, masked: `a password in a connection URL
+ * (postgres://report:***@db.internal/prod) and an API key (sk-***)`. Empty for no findings.
+ */
+export function describeCredentials(findings: CredentialFinding[]): string {
+  const parts = findings.map((f) => `${f.label} (${clipMasked(f.masked)})`);
+  if (parts.length <= 1) return parts.join('');
+  return `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+}
+
+function clipMasked(masked: string): string {
+  const oneLine = masked.replace(/\s+/g, ' ');
+  return oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine;
+}

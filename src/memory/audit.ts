@@ -1,0 +1,66 @@
+/**
+ * `memory audit`: credentials already stored in a scope's memories (text or SQL, any status) and
+ * in their history, found by the same detector that keeps every teaching path from storing new
+ * ones. Reported masked; removed for good on request (a credential must not stay restorable).
+ */
+import { findCredentials } from '../core/credentials.js';
+import type { MemoryKind, MemoryScope, MemoryStatus } from '../core/memory.js';
+import type { SqlMemoryStore } from './store/types.js';
+
+/** One stored memory (or history entry) that holds a credential. */
+export interface CredentialAuditEntry {
+  memoryId: string;
+  /** Set when the credential is in a history entry of the memory, not in the memory itself. */
+  historyId?: string;
+  kind?: MemoryKind;
+  status?: MemoryStatus;
+  /** What was found, masked (`a password in a connection URL (postgres://report:***@)`). */
+  found: { label: string; masked: string }[];
+}
+
+/** Result of {@link auditCredentials}. */
+export interface CredentialAudit {
+  entries: CredentialAuditEntry[];
+  /** Memories to remove (with their whole history). */
+  memoryIds: string[];
+  /** History entries to remove (of memories that are kept). */
+  historyIds: string[];
+}
+
+const masked = (text: string) => findCredentials(text).map((f) => ({ label: f.label, masked: f.masked }));
+
+/** Finds the credentials stored in `scope` (memories of every status, and their history). */
+export async function auditCredentials(
+  store: Pick<SqlMemoryStore, 'list' | 'history'>,
+  scope: MemoryScope,
+): Promise<CredentialAudit> {
+  const memories = await store.list(scope, { statuses: ['active', 'superseded', 'deleted'], limit: 100_000 });
+  const entries: CredentialAuditEntry[] = [];
+  const memoryIds = new Set<string>();
+  for (const m of memories) {
+    const found = masked(`${m.text}\n${m.sql ?? ''}`);
+    if (found.length === 0) continue;
+    memoryIds.add(m.id);
+    entries.push({ memoryId: m.id, kind: m.kind, status: m.status, found });
+  }
+  const historyIds: string[] = [];
+  for (const h of await store.history(scope)) {
+    if (memoryIds.has(h.memoryId)) continue;
+    const found = masked(`${h.oldText ?? ''}\n${h.newText ?? ''}\n${h.oldSql ?? ''}\n${h.newSql ?? ''}`);
+    if (found.length === 0) continue;
+    historyIds.push(h.id);
+    entries.push({ memoryId: h.memoryId, historyId: h.id, found });
+  }
+  return { entries, memoryIds: [...memoryIds], historyIds };
+}
+
+/** Removes for good what {@link auditCredentials} found. */
+export function purgeCredentials(
+  store: Pick<SqlMemoryStore, 'purge'>,
+  scope: MemoryScope,
+  audit: CredentialAudit,
+): Promise<{ memories: number; history: number }> {
+  if (audit.memoryIds.length === 0 && audit.historyIds.length === 0)
+    return Promise.resolve({ memories: 0, history: 0 });
+  return store.purge(scope, audit.memoryIds, audit.historyIds);
+}
