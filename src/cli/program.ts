@@ -186,11 +186,11 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
   program
     .command('memory')
     .description(
-      'manage memories: list|add|search|edit|delete|restore|history|export|import|off|on|reembed (--user U, --team T)',
+      'manage memories: list|add|search|edit|delete|restore|history|show|export|import|off|on|reembed (--user U, --team T)',
     )
     .argument(
       '<command>',
-      'list, add, search, edit, delete, restore, history, export, import, off, on, reembed, pin or unpin',
+      'list, add, search, edit, delete, restore, history, show (where a memory came from), export, import, off, on, reembed, pin or unpin',
     )
     .argument('[args...]', 'text, id or file, depending on the command')
     .option('--kind <kind>', 'preference, term, metric, entity, example or context (add, edit, list)')

@@ -223,7 +223,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       title: 'Ask the database',
       description:
         'Answer a question about the database: returns the SQL written, the rows (capped), a short ' +
-        'answer grounded in the rows and the memories that were applied. Instructions such as ' +
+        'answer grounded in the rows, the memories applied (verified in the SQL) and those recalled ' +
+        '(shown to the model, not verified). Instructions such as ' +
         '"always show amounts in EUR" are remembered for this user.',
       inputSchema: MCP_INPUTS.ask,
       annotations: { readOnlyHint: false, openWorldHint: false },
@@ -235,6 +236,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         sql: string | null;
         answer: string | null;
         appliedMemories: { id: string; kind: MemoryKind; text: string }[];
+        recalledMemories: { id: string; kind: MemoryKind; text: string }[];
         attempts: Attempt[];
         kind?: MessageKind;
         remembered?: MemoryChange[];
@@ -250,6 +252,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         truncated: false,
         answer: null,
         appliedMemories: [],
+        recalledMemories: [],
         attempts: [],
       };
       for await (const step of assistant.ask({
@@ -272,6 +275,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           const o = step.outcome;
           doc.attempts = o.attempts;
           doc.appliedMemories = o.appliedMemories;
+          doc.recalledMemories = o.recalledMemories;
           if (o.kind !== undefined) doc.kind = o.kind;
           if (o.remembered !== undefined) doc.remembered = o.remembered;
           if (o.memoryProblems !== undefined) doc.memoryProblems = o.memoryProblems;

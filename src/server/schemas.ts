@@ -141,7 +141,10 @@ export const AskResponseSchema = z
     truncated: z.boolean(),
     truncatedReason: z.enum(['max_rows', 'max_bytes']).optional(),
     answer: z.string().nullable(),
+    /** Memories whose predicate was verified in the SQL. */
     appliedMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
+    /** Memories that reached the prompt but could not be verified in the SQL. */
+    recalledMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
     /** Standing preferences set aside for this question (it asked for what they filter out), with why. */
     setAsideMemories: z
       .array(z.object({ id: z.string(), kind: z.string(), text: z.string(), reason: z.string() }))
