@@ -16,6 +16,7 @@ import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
+import type { RecalledMemory } from '../memory/recall.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
@@ -28,7 +29,6 @@ import {
 import { answerWithoutModel, type ExampleSource, modelNeededError } from './fallback.js';
 import type { PreferenceSource } from './fallback-preferences.js';
 import { unanswerableAnswer } from './generate.js';
-import type { RecalledMemory } from '../memory/recall.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
   appliedMemories,
