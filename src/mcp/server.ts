@@ -24,6 +24,7 @@ import {
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
+import { memoryProvenance } from '../memory/provenance.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { guardSql } from '../sql/guard.js';
@@ -32,7 +33,16 @@ import { boundedJson, boundedText, type RowsDocument } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
 
 /** Names of the tools, in the order they are listed. */
-export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
+export const MCP_TOOLS = [
+  'ask',
+  'sql',
+  'schema',
+  'schema_context',
+  'remember',
+  'recall',
+  'forget',
+  'show_memory',
+] as const;
 
 /** Longest question or statement accepted by a tool: 10,000 characters (a pasted query, not a dump). */
 export const MCP_MAX_INPUT_CHARS = 10_000;
@@ -146,6 +156,14 @@ export const MCP_INPUTS = {
       .max(100)
       .optional()
       .describe(`most results of a search (default ${DEFAULT_MEMORY_TOP_K})`),
+  }),
+  show_memory: z.strictObject({
+    id: z
+      .string()
+      .trim()
+      .min(4, 'Give the memory id (as returned by ask or recall) or its first 8 characters.')
+      .max(64)
+      .describe('a memory id or its 8-character prefix (as listed by ask and recall)'),
   }),
   forget: z.strictObject({
     target: z
@@ -451,6 +469,39 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         });
       }
       return bounded({ user: config.user, deleted: brief(result.deleted) });
+    }),
+  );
+
+  server.registerTool(
+    'show_memory',
+    {
+      title: 'Where a memory came from',
+      description:
+        `One of user ${config.user}'s memories with its provenance: taught in which conversation, when ` +
+        'and in which words (or added by hand, imported, a confirmed answer), what it replaced or ' +
+        'what replaced it, its history and when an answer last applied it.',
+      inputSchema: MCP_INPUTS.show_memory,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('show_memory', async (args: z.infer<typeof MCP_INPUTS.show_memory>, runtime) => {
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const given = args.id.toLowerCase();
+      // A prefix is resolved among this user's memories only (another user's id is "not found").
+      const matches = (
+        await memory.store.list(scope, { statuses: ['active', 'superseded', 'deleted'], limit: 100_000 })
+      ).filter((m) => m.id.startsWith(given));
+      if (matches.length > 1)
+        throw new SqlrecallError(
+          'usage',
+          `The id prefix ${given.slice(0, 64)} is ambiguous; give more characters.`,
+        );
+      const provenance = matches[0] ? await memoryProvenance(memory.store, scope, matches[0].id) : null;
+      if (!provenance)
+        throw new SqlrecallError(
+          'not_found',
+          `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`,
+        );
+      return bounded({ user: config.user, ...provenance });
     }),
   );
 

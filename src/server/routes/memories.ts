@@ -10,6 +10,7 @@ import {
   type MemoryScope,
   type MemoryStatus,
 } from '../../core/memory.js';
+import { memoryProvenance } from '../../memory/provenance.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -21,6 +22,7 @@ import {
   IdSchema,
   KindSchema,
   MemorySchema,
+  ProvenanceSchema,
   ScopeQuery,
 } from '../schemas.js';
 import { optionalSchema } from './shared.js';
@@ -141,6 +143,15 @@ const routes = {
         superseded: z.array(z.object({ id: z.string(), text: z.string(), by: z.string() })),
       }),
     ),
+  }),
+  show: createRoute({
+    method: 'get',
+    path: '/api/memories/{id}',
+    tags,
+    summary:
+      'One memory with where it came from (conversation, time, your words; or by hand, imported, confirmed answer), what it replaced and its history',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery },
+    responses: json(ProvenanceSchema),
   }),
   getEnabled: createRoute({
     method: 'get',
@@ -314,5 +325,14 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const { enabled } = c.req.valid('json');
     await (await deps.memory()).store.setEnabled(s, enabled);
     return c.json({ scope: s, enabled } as Out, 200);
+  });
+
+  // Registered last: `/api/memories/search`, `/export`, `/enabled` and `/history` match first.
+  app.openapi(routes.show, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, false);
+    const provenance = await memoryProvenance((await deps.memory()).store, s, id.toLowerCase());
+    if (!provenance) throw apiError('not_found', 'No memory with this id in your memories.');
+    return c.json({ scope: s, ...provenance } as Out, 200);
   });
 }
