@@ -207,7 +207,10 @@ export class MemoryService {
         expiresAt: options.expiresAt ?? null,
         signal: options.signal,
       });
-      if (options.origin && 'memory' in decision.op) decision.op.memory.origin = options.origin;
+      // Provenance: said by the caller; else a message's facts were taught in chat, others by hand.
+      if ('memory' in decision.op)
+        decision.op.memory.origin =
+          options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
       const [written] = await this.store.write(scope, [decision.op]);
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
