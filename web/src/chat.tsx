@@ -453,6 +453,8 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                 applied: d.memories as Applied[],
                 recalledOnly: (d.recalled as Applied[] | undefined) ?? [],
               });
+              // The memory bank shows when each memory was last applied: refresh it.
+              if ((d.memories as Applied[]).length > 0) onLearned();
               break;
             case 'chart':
               patch(key, { chart: (data as Chart | null) ?? null });
