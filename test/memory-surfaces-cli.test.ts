@@ -138,5 +138,22 @@ describe('applied and recalled memories in the CLI (demo shop, one process per s
     expect(applied?.lastAppliedAt).toEqual(expect.any(String));
     expect(Date.now() - Date.parse(applied!.lastAppliedAt!)).toBeLessThan(5 * 60_000);
     expect(await cli(['memory', 'list', '--user', 'meena'])).toMatch(/last applied \d{4}-\d{2}-\d{2}/);
+
+    // memory show: where it came from and when it was last applied.
+    const shown = await cli(['memory', 'show', '--user', 'meena', id.slice(0, 8)]);
+    expect(shown).toContain(`[${id.slice(0, 8)}] preference: Only customers from India`);
+    expect(shown).toMatch(/^ {2}From: added by hand on \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/m);
+    expect(shown).toMatch(/^ {2}Last applied: \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/m);
+    expect(shown).toMatch(/^ {4}.* ADD {7}Only customers from India/m);
+    // Another user cannot read it, by full id or prefix: not found, and the text is never shown.
+    for (const given of [id, id.slice(0, 8)]) {
+      const other = await runSqlrecall(['memory', 'show', '--user', 'priya', given], {
+        env,
+        timeoutMs: 90_000,
+      });
+      expect(other.code).not.toBe(0);
+      expect(other.stderr).toMatch(/No memory with id/);
+      expect(`${other.stdout}${other.stderr}`).not.toContain('Only customers from India');
+    }
   }, 240_000);
 });
