@@ -70,6 +70,7 @@ describe('sqlrecall CLI', () => {
       truncated: false,
       answer: 'Asha and Dev are the customers from India.',
       appliedMemories: [],
+      recalledMemories: [],
       attempts: [{ sql: "SELECT name FROM customers WHERE country = 'India' ORDER BY name" }],
       kind: 'question',
       conversationId: expect.any(String),

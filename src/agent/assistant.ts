@@ -14,10 +14,11 @@ import type {
   QueryResult,
 } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
-import type { AskOutcome, Step } from '../core/steps.js';
+import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
+import type { RecalledMemory } from '../memory/recall.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
 import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
@@ -299,6 +300,7 @@ export class Assistant {
       answer,
       attempts: [{ sql: found.sql }],
       appliedMemories: [],
+      recalledMemories: [],
       path: found.path,
       ...(found.exampleId ? { exampleId: found.exampleId } : {}),
       ...(input.conversationId !== undefined ? { conversationId: input.conversationId } : {}),
@@ -465,13 +467,15 @@ export class Assistant {
       }
       yield { type: 'answer', text: answer };
     }
+    const applied = memory ? await appliedMemories(memory.recalled, sql) : [];
     const outcome: AskOutcome = {
       question: input.message,
       sql,
       result,
       answer,
       attempts,
-      appliedMemories: memory ? await appliedMemories(memory.recalled, sql) : [],
+      appliedMemories: applied,
+      recalledMemories: memory ? recalledOnly(memory.recalled, applied, setAside) : [],
       ...(setAside.length > 0
         ? { setAsideMemories: setAside.map(({ id, kind, text, reason }) => ({ id, kind, text, reason })) }
         : {}),
@@ -481,6 +485,21 @@ export class Assistant {
     yield { type: 'done', outcome };
     return outcome;
   }
+}
+
+/**
+ * The memories that reached the prompt but are neither applied (verified in the SQL) nor set aside
+ * for this question, in recall order, as `{id, kind, text}`.
+ */
+export function recalledOnly(
+  recalled: RecalledMemory[],
+  applied: readonly { id: string }[],
+  setAside: readonly { id: string }[] = [],
+): AppliedMemory[] {
+  const listed = new Set([...applied, ...setAside].map((m) => m.id));
+  return recalled
+    .filter((r) => !listed.has(r.memory.id))
+    .map((r) => ({ id: r.memory.id, kind: r.memory.kind, text: r.memory.text }));
 }
 
 /**
@@ -560,6 +579,7 @@ async function* replyWithoutSql(message: string, turn: MemoryTurn): AsyncGenerat
     answer: reply.text,
     attempts: [],
     appliedMemories: [],
+    recalledMemories: [],
     kind: turn.classification.kind,
     remembered: reply.changes,
     memoryProblems: reply.problems,
@@ -586,6 +606,8 @@ async function* finishTurn(
       sql: outcome.sql,
       rowCount: outcome.result?.rowCount ?? null,
       answer: outcome.answer,
+      appliedMemories: outcome.appliedMemories,
+      recalledMemories: outcome.recalledMemories,
     });
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
@@ -603,6 +625,8 @@ async function* finishTurn(
   const stored = learned.changes.filter((c) => c.id !== null && c.action !== 'DELETE' && !listed.has(c.id));
   if (transient.length > 0 && stored.length > 0) {
     outcome.appliedMemories.push(...stored.map((c) => ({ id: c.id!, kind: c.kind, text: c.text })));
+    const applied = new Set(outcome.appliedMemories.map((m) => m.id));
+    outcome.recalledMemories = outcome.recalledMemories.filter((m) => !applied.has(m.id));
   }
   yield { type: 'remembered', changes: learned.changes, problems: learned.problems };
 }

@@ -25,6 +25,7 @@ import {
 import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
+import type { TurnMemory } from '../memory/store/types.js';
 import { clip } from '../memory/text.js';
 
 /** Inputs of {@link MemoryHook.begin}. */
@@ -77,14 +78,24 @@ export interface MemoryTurn {
   /** The question to answer (the question part of a message that is both). */
   question: string;
   prompt(tablesInPlay: string[]): Promise<MemoryPrompt>;
-  /** Records the turn and applies the pending write (after the answer is shown). */
-  finish(turn: {
-    sql: string | null;
-    rowCount: number | null;
-    answer: string | null;
-  }): Promise<MemoryReply | null>;
+  /**
+   * Records the turn (with the memories applied to its answer and those only recalled), marks the
+   * applied ones as just applied, and applies the pending write (after the answer is shown).
+   */
+  finish(turn: FinishedTurn): Promise<MemoryReply | null>;
   /** The question failed: applies the pending write anyway (never throws; a failure stays queued). */
   abandon(): Promise<void>;
+}
+
+/** What {@link MemoryTurn.finish} records of an answered turn. */
+export interface FinishedTurn {
+  sql: string | null;
+  rowCount: number | null;
+  answer: string | null;
+  /** Memories applied to the answer (verified in its SQL); default none. */
+  appliedMemories?: TurnMemory[];
+  /** Memories shown to the model but not verified; default none. */
+  recalledMemories?: TurnMemory[];
 }
 
 /** The hook the Assistant calls. */
@@ -237,6 +248,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         messageId: MemoryService.messageId(),
         conversationId,
         expiresAt: expiryOf(instruction ?? input.message, new Date(), zone)?.expiresAt ?? null,
+        words: input.message,
       };
       const pendingId = await service.enqueue(scope, payload);
       const learned = await service.applyPending(pendingId, scope, payload, {
@@ -260,11 +272,14 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         messageId: MemoryService.messageId(),
         conversationId,
         expiresAt: expiryOf(instruction, new Date(), zone)?.expiresAt ?? null,
+        words: input.message,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
     }
     const question = classification.question ?? input.message;
 
+    /** Owner of each memory recalled for this message (applied team memories are marked in the team's scope). */
+    const owners = new Map<string, 'user' | 'team'>();
     const prompt = async (tablesInPlay: string[]): Promise<MemoryPrompt> => {
       const recalled = enabled
         ? await service.recall({
@@ -276,6 +291,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
             signal: input.signal,
           })
         : [];
+      for (const r of recalled) owners.set(r.memory.id, r.owner);
       let context: ConversationContext | undefined;
       if (!enabled)
         context = { conversationId, summary: null, turns: localTurns.turns(scope, conversationId) };
@@ -287,10 +303,11 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       };
     };
 
-    const finish = async (turn: { sql: string | null; rowCount: number | null; answer: string | null }) => {
+    const finish = async (turn: FinishedTurn) => {
       if (enabled) {
         // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
         await recordTurn(service.store, scope, conversationId, { question, ...turn }, { firstTurn: fresh });
+        await markApplied(turn.appliedMemories ?? []);
       } else {
         localTurns.record(scope, conversationId, {
           question,
@@ -306,6 +323,19 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       });
       const problems = [...secretNote, ...learned.problems];
       return { text: rememberedText(learned.changes, problems), changes: learned.changes, problems };
+    };
+
+    /** Sets "last applied" of the applied memories, each in its owner's scope; never fails the answer. */
+    const markApplied = async (applied: readonly TurnMemory[]) => {
+      const own = applied.filter((m) => owners.get(m.id) !== 'team').map((m) => m.id);
+      const team = applied.filter((m) => owners.get(m.id) === 'team').map((m) => m.id);
+      try {
+        if (own.length > 0) await service.store.markApplied?.(scope, own);
+        if (team.length > 0 && input.team !== undefined)
+          await service.store.markApplied?.({ team: input.team }, team);
+      } catch {
+        // Bookkeeping only: the answer and the turn are already stored.
+      }
     };
 
     const abandon = async () => {

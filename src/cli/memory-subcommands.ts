@@ -10,6 +10,7 @@ export const MEMORY_SUBCOMMANDS = [
   'delete',
   'restore',
   'history',
+  'show',
   'export',
   'import',
   'off',

@@ -29,6 +29,22 @@ export type MemoryStatus = 'active' | 'superseded' | 'deleted';
  */
 export type MemoryScope = { user: string; team?: undefined } | { team: string; user?: undefined };
 
+/**
+ * How a memory came to be: `chat` (taught in a conversation: a message of the user), `hand`
+ * (added by hand: `memory add`, the memory bank, MCP `remember`, `POST /api/memories`), `import`
+ * (from an export document) or `confirmed` (a confirmed answer: thumbs up, or a corrected SQL).
+ */
+export type MemoryOriginKind = 'chat' | 'hand' | 'import' | 'confirmed';
+
+/** Where a memory came from (provenance); the time is the memory's `createdAt`. */
+export interface MemoryOrigin {
+  how: MemoryOriginKind;
+  /** The conversation it was taught in (`chat`), when known. */
+  conversationId?: string | null;
+  /** The user's own words it came from: the message (`chat`) or the confirmed question. */
+  words?: string | null;
+}
+
 /** One remembered fact. */
 export interface Memory {
   /** Opaque id (a UUID). */
@@ -63,6 +79,13 @@ export interface Memory {
    * absent (hand-built values) means false.
    */
   pinned?: boolean;
+  /**
+   * Where it came from; null when not recorded (stored before provenance was kept). Stores
+   * always set it; absent on hand-built values.
+   */
+  origin?: MemoryOrigin | null;
+  /** When an answer last applied it (its predicate verified in the SQL); null: never. */
+  lastAppliedAt?: string | null;
 }
 
 /** A memory found by similarity, with `similarity` = 1 − cosine distance, in [-1, 1]. */
@@ -102,6 +125,8 @@ export interface NewMemory {
   expiresAt?: string | null;
   /** Store it pinned (always recalled); default false. */
   pinned?: boolean;
+  /** Where it came from (provenance); default: not recorded. An update keeps the old one unless given. */
+  origin?: MemoryOrigin | null;
 }
 
 /**

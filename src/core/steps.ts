@@ -64,6 +64,12 @@ export interface AskOutcome {
   attempts: Attempt[];
   appliedMemories: AppliedMemory[];
   /**
+   * Memories that reached the SQL prompt but whose predicate was not verified in the SQL (a
+   * definition or a preference without SQL, a metric the query did not use): the model may or may
+   * not have followed them. Disjoint from `appliedMemories` and `setAsideMemories`.
+   */
+  recalledMemories: AppliedMemory[];
+  /**
    * Standing preferences set aside for this question because it explicitly asked for what they
    * filter out (issue 12), each with the reason shown to the user. Absent when none.
    */

@@ -27,6 +27,7 @@ import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
 import { refusalError } from '../memory/service.js';
+import { memoryProvenance } from '../memory/provenance.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { guardSql } from '../sql/guard.js';
@@ -35,7 +36,16 @@ import { boundedJson, boundedText, type RowsDocument } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
 
 /** Names of the tools, in the order they are listed. */
-export const MCP_TOOLS = ['ask', 'sql', 'schema', 'schema_context', 'remember', 'recall', 'forget'] as const;
+export const MCP_TOOLS = [
+  'ask',
+  'sql',
+  'schema',
+  'schema_context',
+  'remember',
+  'recall',
+  'forget',
+  'show_memory',
+] as const;
 
 /** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
 export const MCP_MAX_INPUT_CHARS = 10_000;
@@ -153,6 +163,14 @@ export const MCP_INPUTS = {
       .optional()
       .describe(`most results of a search (default ${DEFAULT_MEMORY_TOP_K})`),
   }),
+  show_memory: z.strictObject({
+    id: z
+      .string()
+      .trim()
+      .min(4, 'Give the memory id (as returned by ask or recall) or its first 8 characters.')
+      .max(64)
+      .describe('a memory id or its 8-character prefix (as listed by ask and recall)'),
+  }),
   forget: z.strictObject({
     target: z
       .string()
@@ -234,7 +252,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       title: 'Ask the database',
       description:
         'Answer a question about the database: returns the SQL written, the rows (capped), a short ' +
-        'answer grounded in the rows and the memories that were applied. Instructions such as ' +
+        'answer grounded in the rows, the memories applied (verified in the SQL) and those recalled ' +
+        '(shown to the model, not verified). Instructions such as ' +
         '"always show amounts in EUR" are remembered for this user.',
       inputSchema: MCP_INPUTS.ask,
       annotations: { readOnlyHint: false, openWorldHint: false },
@@ -246,6 +265,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         sql: string | null;
         answer: string | null;
         appliedMemories: { id: string; kind: MemoryKind; text: string }[];
+        recalledMemories: { id: string; kind: MemoryKind; text: string }[];
         attempts: Attempt[];
         kind?: MessageKind;
         remembered?: MemoryChange[];
@@ -261,6 +281,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         truncated: false,
         answer: null,
         appliedMemories: [],
+        recalledMemories: [],
         attempts: [],
       };
       for await (const step of assistant.ask({
@@ -284,6 +305,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           const o = step.outcome;
           doc.attempts = o.attempts;
           doc.appliedMemories = o.appliedMemories;
+          doc.recalledMemories = o.recalledMemories;
           if (o.kind !== undefined) doc.kind = o.kind;
           if (o.remembered !== undefined) doc.remembered = o.remembered;
           if (o.memoryProblems !== undefined) doc.memoryProblems = o.memoryProblems;
@@ -466,6 +488,39 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         });
       }
       return bounded({ user: config.user, deleted: brief(result.deleted) });
+    }),
+  );
+
+  server.registerTool(
+    'show_memory',
+    {
+      title: 'Where a memory came from',
+      description:
+        `One of user ${config.user}'s memories with its provenance: taught in which conversation, when ` +
+        'and in which words (or added by hand, imported, a confirmed answer), what it replaced or ' +
+        'what replaced it, its history and when an answer last applied it.',
+      inputSchema: MCP_INPUTS.show_memory,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded('show_memory', async (args: z.infer<typeof MCP_INPUTS.show_memory>, runtime) => {
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const given = args.id.toLowerCase();
+      // A prefix is resolved among this user's memories only (another user's id is "not found").
+      const matches = (
+        await memory.store.list(scope, { statuses: ['active', 'superseded', 'deleted'], limit: 100_000 })
+      ).filter((m) => m.id.startsWith(given));
+      if (matches.length > 1)
+        throw new SqlrecallError(
+          'usage',
+          `The id prefix ${given.slice(0, 64)} is ambiguous; give more characters.`,
+        );
+      const provenance = matches[0] ? await memoryProvenance(memory.store, scope, matches[0].id) : null;
+      if (!provenance)
+        throw new SqlrecallError(
+          'not_found',
+          `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`,
+        );
+      return bounded({ user: config.user, ...provenance });
     }),
   );
 

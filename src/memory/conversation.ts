@@ -6,7 +6,7 @@
  * turn that leaves the window, oldest lines dropped first.
  */
 import type { MemoryScope } from '../core/memory.js';
-import type { ConversationTurn, NewConversationTurn, SqlMemoryStore } from './store/types.js';
+import type { ConversationTurn, NewConversationTurn, SqlMemoryStore, TurnMemory } from './store/types.js';
 import { clip } from './text.js';
 
 /** Turns shown to the SQL model. */
@@ -67,7 +67,14 @@ export async function recordTurn(
   store: ConversationStore,
   scope: MemoryScope,
   conversationId: string,
-  turn: { question: string; sql: string | null; rowCount: number | null; answer: string | null },
+  turn: {
+    question: string;
+    sql: string | null;
+    rowCount: number | null;
+    answer: string | null;
+    appliedMemories?: TurnMemory[];
+    recalledMemories?: TurnMemory[];
+  },
   /** `firstTurn`: the conversation was started by this turn (it has one turn: the summary cannot roll). */
   options: { firstTurn?: boolean } = {},
 ): Promise<void> {
@@ -76,6 +83,8 @@ export async function recordTurn(
     sql: turn.sql,
     rowCount: turn.rowCount,
     summary: turn.answer ? clip(turn.answer, MAX_TURN_SUMMARY_CHARS) : null,
+    ...(turn.appliedMemories?.length ? { appliedMemories: turn.appliedMemories } : {}),
+    ...(turn.recalledMemories?.length ? { recalledMemories: turn.recalledMemories } : {}),
   };
   await store.appendTurn(scope, conversationId, record);
   if (options.firstTurn) return;

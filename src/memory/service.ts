@@ -14,7 +14,7 @@ import {
   maskCredentials,
 } from '../core/credentials.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type { Memory, MemoryKind, MemoryScope, MemoryWriteResult } from '../core/memory.js';
+import type { Memory, MemoryKind, MemoryOrigin, MemoryScope, MemoryWriteResult } from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
@@ -46,6 +46,8 @@ export type MemoryBackend = Pick<
 > &
   /** Recall's reads of a scope at once (the SQL store); without it recall uses `list` and `search`. */
   Partial<Pick<SqlMemoryStore, 'recallReads'>> &
+  /** Records when answers applied memories (the SQL store); without it nothing is recorded. */
+  Partial<Pick<SqlMemoryStore, 'markApplied'>> &
   ConversationStore;
 
 /** Payload of a queued write: a user message whose facts are still to be learned. */
@@ -57,6 +59,8 @@ export const pendingLearnSchema = z.object({
   conversationId: z.string().nullable().optional(),
   /** When the learned memories expire (ISO timestamp), when the message said so ("for this week"). */
   expiresAt: z.string().nullable().optional(),
+  /** The whole message as the user wrote it (provenance); default `message`. */
+  words: z.string().optional(),
 });
 /** See {@link pendingLearnSchema}. */
 export type PendingLearn = z.output<typeof pendingLearnSchema>;
@@ -235,6 +239,8 @@ export class MemoryService {
       sourceMessageId?: string;
       signal?: AbortSignal;
       expiresAt?: string | null;
+      /** Where the learned memories come from (provenance); default: taught in chat, these words. */
+      origin?: MemoryOrigin;
     } = {},
   ): Promise<LearnResult> {
     const chat = this.options.chat;
@@ -286,6 +292,7 @@ export class MemoryService {
         sourceMessageId: options.sourceMessageId,
         signal: options.signal,
         expiresAt: options.expiresAt,
+        origin: options.origin ?? { how: 'chat', words: message },
       });
       return { changes: result.changes, problems: [...refused, ...extraction.problems, ...result.problems] };
     });
@@ -295,7 +302,13 @@ export class MemoryService {
   private async storeFacts(
     scope: MemoryScope,
     facts: ExtractedFact[],
-    options: { chat?: ChatModel; sourceMessageId?: string; signal?: AbortSignal; expiresAt?: string | null },
+    options: {
+      chat?: ChatModel;
+      sourceMessageId?: string;
+      signal?: AbortSignal;
+      expiresAt?: string | null;
+      origin?: MemoryOrigin;
+    },
   ): Promise<LearnResult> {
     const changes: MemoryChange[] = [];
     const problems: string[] = [];
@@ -317,6 +330,10 @@ export class MemoryService {
         expiresAt: options.expiresAt ?? null,
         signal: options.signal,
       });
+      // Provenance: said by the caller; else a message's facts were taught in chat, others by hand.
+      if ('memory' in decision.op)
+        decision.op.memory.origin =
+          options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
       const [written] = await this.store.write(scope, [decision.op]);
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
@@ -350,6 +367,11 @@ export class MemoryService {
         sourceMessageId: payload.messageId,
         signal: options.signal,
         expiresAt: payload.expiresAt ?? null,
+        origin: {
+          how: 'chat',
+          conversationId: payload.conversationId ?? null,
+          words: payload.words ?? payload.message,
+        },
       });
       await this.store.completePending(id);
       return result;
@@ -623,17 +645,21 @@ export class MemoryService {
    * Stores a fact without the model (e.g. `memory add`): SQL checked against `schema` when given,
    * exact duplicates and near-identical facts become NOOP, a preference on the same column with
    * another value supersedes the older one (see `reconcile.ts`), everything else is added.
-   * `options.expiresAt` (ISO timestamp) makes the memory expire (`memory add --until`).
+   * `options.expiresAt` (ISO timestamp) makes the memory expire (`memory add --until`);
+   * `options.origin` says where it came from (default: added by hand).
    */
   add(
     scope: MemoryScope,
     fact: { kind: MemoryKind; text: string; sql?: string | null },
     schema?: Schema,
-    options: { expiresAt?: string | null } = {},
+    options: { expiresAt?: string | null; origin?: MemoryOrigin } = {},
   ): Promise<LearnResult> {
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
-      return this.storeFacts(scope, [checked], { expiresAt: options.expiresAt ?? null });
+      return this.storeFacts(scope, [checked], {
+        expiresAt: options.expiresAt ?? null,
+        origin: options.origin ?? { how: 'hand' },
+      });
     });
   }
 

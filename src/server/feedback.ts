@@ -50,6 +50,7 @@ export async function applyFeedback(
     sql: verdict.sql,
     tables: fact.tables,
     columns: fact.columns,
+    origin: { how: 'confirmed' as const, words: feedback.question },
   };
   const reason = feedback.rating === 'up' ? 'thumbs up' : 'thumbs down with a correction';
   const [written] = await memory.store.write(scope, [

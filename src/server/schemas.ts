@@ -67,9 +67,40 @@ export const MemorySchema = z
     expiresAt: z.string().nullable(),
     /** Pinned memories are always recalled (issue 12). */
     pinned: z.boolean().default(false),
+    /** Where it came from: how (chat, hand, import, confirmed), the conversation, the user's words; null when not recorded. */
+    origin: z
+      .object({
+        how: z.enum(['chat', 'hand', 'import', 'confirmed']),
+        conversationId: z.string().nullable().optional(),
+        words: z.string().nullable().optional(),
+      })
+      .nullable()
+      .optional(),
+    /** When an answer last applied it (its condition verified in the SQL); null: never. */
+    lastAppliedAt: z.string().nullable().optional(),
     similarity: z.number().optional(),
   })
   .openapi('Memory');
+
+/** Where one memory came from, ready to show (see `memory/provenance.ts`). */
+export const OriginSchema = z
+  .object({
+    how: z.enum(['chat', 'hand', 'import', 'confirmed', 'unknown']),
+    summary: z.string(),
+    at: z.string(),
+    conversation: z.object({ id: z.string(), title: z.string().nullable(), exists: z.boolean() }).nullable(),
+    words: z.string().nullable(),
+  })
+  .openapi('MemoryOrigin');
+
+const MemoryWithOriginSchema = z.object({
+  id: z.string(),
+  kind: z.string(),
+  text: z.string(),
+  sql: z.string().nullable(),
+  status: z.string(),
+  origin: OriginSchema,
+});
 
 /** One history entry of a memory. */
 export const HistorySchema = z
@@ -147,7 +178,10 @@ export const AskResponseSchema = z
     truncated: z.boolean(),
     truncatedReason: z.enum(['max_rows', 'max_bytes']).optional(),
     answer: z.string().nullable(),
+    /** Memories whose predicate was verified in the SQL. */
     appliedMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
+    /** Memories that reached the prompt but could not be verified in the SQL. */
+    recalledMemories: z.array(z.object({ id: z.string(), kind: z.string(), text: z.string() })),
     /** Standing preferences set aside for this question (it asked for what they filter out), with why. */
     setAsideMemories: z
       .array(z.object({ id: z.string(), kind: z.string(), text: z.string(), reason: z.string() }))
@@ -223,7 +257,9 @@ export const ConversationSchema = z
   })
   .openapi('Conversation');
 
-/** A conversation turn. */
+const TurnMemorySchema = z.object({ id: z.string(), kind: z.string(), text: z.string() });
+
+/** A conversation turn: its question, SQL (rows are not stored), answer summary and memories. */
 export const TurnSchema = z
   .object({
     id: z.string(),
@@ -232,6 +268,25 @@ export const TurnSchema = z
     sql: z.string().nullable(),
     rowCount: z.number().nullable(),
     summary: z.string().nullable(),
+    /** Memories applied to the answer (verified in its SQL), as they were then. */
+    appliedMemories: z.array(TurnMemorySchema),
+    /** Memories shown to the model but not verified in the SQL, as they were then. */
+    recalledMemories: z.array(TurnMemorySchema),
     createdAt: z.string(),
   })
   .openapi('ConversationTurn');
+
+/** `GET /api/memories/{id}`: a memory with its provenance. */
+export const ProvenanceSchema = z
+  .object({
+    scope: z.object({ user: z.string().optional(), team: z.string().optional() }),
+    memory: MemorySchema,
+    origin: OriginSchema,
+    lastAppliedAt: z.string().nullable(),
+    /** The memories it replaced, the most recent first. */
+    replaced: z.array(MemoryWithOriginSchema),
+    /** The memory that replaced it (when superseded). */
+    replacedBy: MemoryWithOriginSchema.nullable(),
+    history: z.array(HistorySchema),
+  })
+  .openapi('MemoryProvenance');

@@ -52,6 +52,27 @@ export interface Memory {
   sql: string | null;
   status: string;
   updatedAt: string;
+  /** When an answer last applied it; null: never. */
+  lastAppliedAt?: string | null;
+}
+
+/** Where a memory came from (`GET /api/memories/{id}`). */
+export interface Origin {
+  how: 'chat' | 'hand' | 'import' | 'confirmed' | 'unknown';
+  summary: string;
+  at: string;
+  conversation: { id: string; title: string | null; exists: boolean } | null;
+  words: string | null;
+}
+
+/** A memory with its provenance (`GET /api/memories/{id}`). */
+export interface Provenance {
+  memory: Memory;
+  origin: Origin;
+  lastAppliedAt: string | null;
+  replaced: { id: string; text: string; status: string; origin: Origin }[];
+  replacedBy: { id: string; text: string; status: string; origin: Origin } | null;
+  history: HistoryEntry[];
 }
 export interface HistoryEntry {
   id: string;
@@ -133,13 +154,17 @@ export interface ConversationInfo {
   updatedAt: string;
 }
 
-/** A stored turn (`GET /api/conversations/{id}`). */
+/** A stored turn (`GET /api/conversations/{id}`): rows are not stored, the SQL and memories are. */
 export interface ConversationTurn {
   id: string;
   question: string;
   sql: string | null;
   rowCount: number | null;
   summary: string | null;
+  /** Memories applied to the answer (verified in its SQL). */
+  appliedMemories?: Applied[];
+  /** Memories shown to the model but not verified in the SQL. */
+  recalledMemories?: Applied[];
   createdAt: string;
 }
 

@@ -18,6 +18,7 @@ import {
   runSql,
 } from './api';
 import { CrossIcon, PencilIcon, ThumbDownIcon, ThumbUpIcon } from './icons';
+import { WhereFrom } from './provenance';
 import { ResultChart, ResultTable, SqlBlock } from './result';
 
 /** The pipeline stages shown while a question runs, in order. */
@@ -39,8 +40,12 @@ interface Turn {
   truncated?: boolean;
   truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string;
+  /** Memories applied to the answer (verified in its SQL). */
   applied: Applied[];
+  /** Texts of the memories recalled for the question (shown while it runs). */
   recalled: string[];
+  /** Memories shown to the model but not verified in the SQL (after the answer). */
+  recalledOnly: Applied[];
   chart: Chart | null;
   notes: string[];
   /** Answered without the model (issue 19): the badge text, e.g. "from saved example 1a2b3c4d". */
@@ -62,6 +67,7 @@ function newTurn(kind: Turn['kind'], question: string, without: string[] = []): 
     answer: '',
     applied: [],
     recalled: [],
+    recalledOnly: [],
     chart: null,
     notes: [],
   };
@@ -289,7 +295,49 @@ function pastTurns(turns: ConversationTurn[]): Turn[] {
     ...(t.sql ? { sql: t.sql } : {}),
     rowCount: t.rowCount,
     answer: t.summary ?? '',
+    applied: t.appliedMemories ?? [],
+    recalledOnly: t.recalledMemories ?? [],
   }));
+}
+
+/** The memory chips of an answer: applied ones, then recalled ones (styled apart), each with its origin. */
+function MemoryChips({
+  turn,
+  busy,
+  onWithout,
+}: {
+  turn: Turn;
+  busy: boolean;
+  onWithout: (id: string) => void;
+}) {
+  const groups = [
+    { key: 'applied', legend: 'Applied:', items: turn.applied },
+    { key: 'recalled', legend: 'Recalled (not verified in the SQL):', items: turn.recalledOnly },
+  ].filter((g) => g.items.length > 0);
+  return (
+    <>
+      {groups.map((g) => (
+        <fieldset class={`chips ${g.key}`} key={g.key}>
+          <legend>{g.legend}</legend>
+          {g.items.map((m) => (
+            <span class="chip-wrap" key={m.id}>
+              <button
+                type="button"
+                class={`chip ${g.key}`}
+                title="Ask again without this memory"
+                aria-label={`Ask again without: ${m.text}`}
+                disabled={busy}
+                onClick={() => onWithout(m.id)}
+              >
+                {m.text} <span aria-hidden="true">×</span>
+              </button>
+              <WhereFrom id={m.id} text={m.text} />
+            </span>
+          ))}
+        </fieldset>
+      ))}
+    </>
+  );
 }
 
 export function ChatPanel({ onLearned }: { onLearned: () => void }) {
@@ -415,7 +463,12 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
               onLearned();
               break;
             case 'applied':
-              patch(key, { applied: d.memories as Applied[] });
+              patch(key, {
+                applied: d.memories as Applied[],
+                recalledOnly: (d.recalled as Applied[] | undefined) ?? [],
+              });
+              // The memory bank shows when each memory was last applied: refresh it.
+              if ((d.memories as Applied[]).length > 0) onLearned();
               break;
             case 'chart':
               patch(key, { chart: (data as Chart | null) ?? null });
@@ -461,6 +514,31 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
     } catch (e) {
       if (controller.signal.aborted) patch(turn.key, { status: 'stopped', error: 'Stopped.' });
       else patch(turn.key, { status: 'error', error: (e as Error).message });
+    }
+    setRunning(null);
+  };
+
+  /** Runs a reopened turn's SQL again through the guard (`POST /api/sql`) and shows the rows in place. */
+  const runAgain = async (key: number, sql: string) => {
+    if (running) return;
+    const controller = new AbortController();
+    setRunning(controller);
+    patch(key, { status: 'working', stage: 2, error: undefined });
+    try {
+      const r = await runSql(sql, controller.signal);
+      patch(key, {
+        status: 'done',
+        stage: STAGES.length,
+        columns: r.columns,
+        rows: r.rows,
+        rowCount: r.rowCount,
+        truncated: r.truncated,
+        ...(r.truncatedReason ? { truncatedReason: r.truncatedReason } : {}),
+        chart: r.chart,
+      });
+    } catch (e) {
+      if (controller.signal.aborted) patch(key, { status: 'stopped', error: 'Stopped.' });
+      else patch(key, { status: 'error', error: (e as Error).message });
     }
     setRunning(null);
   };
@@ -527,7 +605,7 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                 {t.without.length > 0 && <span class="without"> (without {t.without.length} memory)</span>}
               </p>
               {t.status === 'working' && t.kind === 'ask' && <Progress turn={t} />}
-              {t.recalled.length > 0 && (
+              {t.status === 'working' && t.recalled.length > 0 && (
                 <p class="recalled">
                   Recalled {t.recalled.length} memor{t.recalled.length === 1 ? 'y' : 'ies'}:{' '}
                   {t.recalled.join(' · ')}
@@ -547,10 +625,20 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                 </p>
               ))}
               {t.answer && <p class="answer">{t.answer}</p>}
-              {t.kind === 'past' && typeof t.rowCount === 'number' && (
+              {t.kind === 'past' && !t.rows && typeof t.rowCount === 'number' && (
                 <p class="muted">
-                  {t.rowCount} row{t.rowCount === 1 ? '' : 's'} (run the SQL again to see them)
+                  {t.rowCount} row{t.rowCount === 1 ? '' : 's'} when asked (rows are not stored)
                 </p>
+              )}
+              {t.kind === 'past' && t.sql && (
+                <button
+                  type="button"
+                  class="run-again"
+                  disabled={Boolean(running)}
+                  onClick={() => void runAgain(t.key, t.sql!)}
+                >
+                  Run again
+                </button>
               )}
               {t.error && (
                 <p class="error" role="alert">
@@ -563,9 +651,11 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                   class="retry"
                   disabled={Boolean(running)}
                   onClick={() =>
-                    t.kind === 'sql' && t.sql
-                      ? void run(t.sql, t.question)
-                      : void ask(t.question, t.without, t.key)
+                    t.kind === 'past' && t.sql
+                      ? void runAgain(t.key, t.sql)
+                      : t.kind === 'sql' && t.sql
+                        ? void run(t.sql, t.question)
+                        : void ask(t.question, t.without, t.key)
                   }
                 >
                   Retry
@@ -584,24 +674,11 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
               {t.chart && t.columns && t.rows && (
                 <ResultChart chart={t.chart} columns={t.columns} rows={t.rows} />
               )}
-              {t.applied.length > 0 && (
-                <fieldset class="chips">
-                  <legend>Applied:</legend>
-                  {t.applied.map((m) => (
-                    <button
-                      type="button"
-                      class="chip"
-                      key={m.id}
-                      title="Ask again without this memory"
-                      aria-label={`Ask again without: ${m.text}`}
-                      disabled={Boolean(running)}
-                      onClick={() => void ask(t.question, [...t.without, m.id])}
-                    >
-                      {m.text} <span aria-hidden="true">×</span>
-                    </button>
-                  ))}
-                </fieldset>
-              )}
+              <MemoryChips
+                turn={t}
+                busy={Boolean(running)}
+                onWithout={(id) => void ask(t.question, [...t.without, id])}
+              />
               {t.status === 'done' && t.sql && (
                 <SqlEditor sql={t.sql} busy={Boolean(running)} onRun={(sql) => void run(sql, t.question)} />
               )}

@@ -1,6 +1,7 @@
 /** The memory bank: grouped by kind, search, add, inline edit, delete with undo, history, on/off. */
 import { useEffect, useState } from 'preact/hooks';
 import { api, type HistoryEntry, type Memory } from './api';
+import { localTime, WhereFrom } from './provenance';
 
 const KINDS = ['preference', 'term', 'metric', 'entity', 'example', 'context'] as const;
 const TITLES: Record<string, string> = {
@@ -68,6 +69,16 @@ function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDelet
         <>
           <span class="memory-text">{m.text}</span>
           {m.sql && <code class="memory-sql">{m.sql}</code>}
+          <span class="memory-applied muted">
+            {m.lastAppliedAt ? (
+              <>
+                Last applied <time dateTime={m.lastAppliedAt}>{localTime(m.lastAppliedAt)}</time>
+              </>
+            ) : (
+              'Never applied'
+            )}
+          </span>
+          <WhereFrom id={m.id} text={m.text} />
           <span class="memory-actions">
             <button type="button" aria-label={`Edit: ${m.text}`} onClick={() => setEditing(true)}>
               Edit

@@ -30,7 +30,10 @@ export interface AskJson {
   /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
   truncatedReason?: 'max_rows' | 'max_bytes';
   answer: string | null;
+  /** Memories whose predicate was verified in the SQL. */
   appliedMemories: { id: string; kind: MemoryKind; text: string }[];
+  /** Memories that reached the prompt but could not be verified in the SQL (see `AskOutcome`). */
+  recalledMemories: { id: string; kind: MemoryKind; text: string }[];
   /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
   setAsideMemories?: { id: string; kind: MemoryKind; text: string; reason: string }[];
   attempts: Attempt[];
@@ -73,9 +76,17 @@ export interface AnswerOptions {
   surface?: 'command' | 'chat';
 }
 
-/** `[3f2a9c1b] text` for the "Applied:" line: the short id is what `--without` takes. */
+/** `text [3f2a9c1b]` items for the "Applied:" line: the short id is what `--without` and `memory show` take. */
 export function appliedLine(memories: { id: string; text: string }[]): string {
   return `Applied: ${memories.map((m) => `${m.text} [${m.id.slice(0, 8)}]`).join('; ')}`;
+}
+
+/**
+ * The "Recalled:" line: memories the model was shown but whose effect could not be verified in
+ * the SQL (same item format as {@link appliedLine}).
+ */
+export function recalledLine(memories: { id: string; text: string }[]): string {
+  return `Recalled: ${memories.map((m) => `${m.text} [${m.id.slice(0, 8)}]`).join('; ')}`;
 }
 
 /**
@@ -98,6 +109,7 @@ export async function answerQuestion(
     truncated: false,
     answer: null,
     appliedMemories: [],
+    recalledMemories: [],
     attempts: [],
   };
   const human = !options.json;
@@ -184,6 +196,7 @@ export async function answerQuestion(
         case 'done':
           doc.attempts = step.outcome.attempts;
           doc.appliedMemories = step.outcome.appliedMemories;
+          doc.recalledMemories = step.outcome.recalledMemories;
           if (step.outcome.setAsideMemories !== undefined)
             doc.setAsideMemories = step.outcome.setAsideMemories;
           if (step.outcome.unanswerable !== undefined) doc.unanswerable = step.outcome.unanswerable;
@@ -193,6 +206,9 @@ export async function answerQuestion(
           if (step.outcome.conversationId !== undefined) doc.conversationId = step.outcome.conversationId;
           if (human && doc.appliedMemories.length > 0) {
             io.stdout.write(`${pc.dim(appliedLine(doc.appliedMemories))}\n`);
+          }
+          if (human && doc.recalledMemories.length > 0) {
+            io.stdout.write(`${pc.dim(recalledLine(doc.recalledMemories))}\n`);
           }
           break;
         default:

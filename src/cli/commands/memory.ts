@@ -1,5 +1,5 @@
 /**
- * `sqlrecall memory list|add|search|edit|delete|restore|history|export|import|off|on|reembed|pin|unpin|audit`:
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|show|export|import|off|on|reembed|pin|unpin|audit`:
  * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
  * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
  * printed). Commands that only read or change statuses work without the embedding model.
@@ -17,6 +17,7 @@ import type { Schema } from '../../core/schema.js';
 import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
+import { memoryProvenance, provenanceLines, shortTime } from '../../memory/provenance.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -121,6 +122,11 @@ interface MemoryContext {
   out: (doc: unknown, human: () => void) => void;
 }
 
+/** ` · last applied 2026-12-02 07:40 UTC` or ` · never applied`, for `memory list`. */
+export function lastAppliedText(memory: Pick<Memory, 'lastAppliedAt'>): string {
+  return memory.lastAppliedAt ? ` · last applied ${shortTime(memory.lastAppliedAt)}` : ' · never applied';
+}
+
 /** `memory list [--all] [--kind K]`: the memories of the scope (active ones unless `--all`). */
 async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
   const statuses = opts.all ? (['active', 'superseded', 'deleted'] as const) : (['active'] as const);
@@ -130,7 +136,23 @@ async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext):
   out({ scope, enabled, memories }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
     if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}\n`);
+    for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}${pc.dim(lastAppliedText(m))}\n`);
+  });
+  return 0;
+}
+
+/**
+ * `memory show ID`: where the memory came from (taught in which conversation, when, the user's
+ * words; or added by hand, imported, a confirmed answer), what it replaced or what replaced it,
+ * its history and when it was last applied.
+ */
+async function memoryShow({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
+  const id = await resolveId(memory, scope, args[0]);
+  const provenance = await memoryProvenance(memory.store, scope, id);
+  if (!provenance)
+    throw new SqlrecallError('not_found', `No memory with id ${id.slice(0, 80)} in this scope.`);
+  out({ scope, ...provenance }, () => {
+    for (const line of provenanceLines(provenance)) io.stdout.write(`${line}\n`);
   });
   return 0;
 }
@@ -382,6 +404,7 @@ const HANDLERS: Record<Exclude<MemorySubcommand, 'reembed'>, (context: MemoryCon
   off: memoryOffOn,
   on: memoryOffOn,
   audit: memoryAudit,
+  show: memoryShow,
 };
 
 /** Runs `memory <subcommand> [args…]`. */

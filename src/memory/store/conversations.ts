@@ -13,6 +13,7 @@ import {
   MAX_CONVERSATION_ID_LENGTH,
   MAX_CONVERSATION_TITLE_LENGTH,
   type NewConversationTurn,
+  type TurnMemory,
 } from './types.js';
 
 function checkConversationId(id: string): void {
@@ -44,8 +45,44 @@ function turnFromRow(row: Row): ConversationTurn {
     sql: row.sql === null || row.sql === undefined ? null : String(row.sql),
     rowCount: row.row_count === null || row.row_count === undefined ? null : Number(row.row_count),
     summary: row.summary === null || row.summary === undefined ? null : String(row.summary),
+    appliedMemories: turnMemories(row.applied_memories),
+    recalledMemories: turnMemories(row.recalled_memories),
     createdAt: isoTime(row.created_at),
   };
+}
+
+/** Most memories kept per list of a turn. */
+const MAX_TURN_MEMORIES = 100;
+
+/** The `{id, kind, text}` items of a stored list (jsonb: parsed by the driver, or text). */
+function turnMemories(value: unknown): TurnMemory[] {
+  let list = value;
+  if (typeof list === 'string') {
+    try {
+      list = JSON.parse(list);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter(
+      (m): m is TurnMemory =>
+        typeof m === 'object' &&
+        m !== null &&
+        typeof (m as TurnMemory).id === 'string' &&
+        typeof (m as TurnMemory).kind === 'string' &&
+        typeof (m as TurnMemory).text === 'string',
+    )
+    .map((m) => ({ id: m.id, kind: m.kind, text: m.text }));
+}
+
+/** The jsonb text of a list to store (null when empty: nothing to show). */
+function turnMemoriesJson(list: readonly TurnMemory[] | undefined): string | null {
+  if (!list || list.length === 0) return null;
+  return JSON.stringify(
+    list.slice(0, MAX_TURN_MEMORIES).map((m) => ({ id: m.id, kind: m.kind, text: m.text })),
+  );
 }
 
 function conversationFromRow(row: Row): ConversationInfo {
@@ -60,6 +97,10 @@ function conversationFromRow(row: Row): ConversationInfo {
     updatedAt: isoTime(row.updated_at),
   };
 }
+
+/** Columns selected for a {@link ConversationTurn}. */
+const TURN_COLUMNS =
+  'id, conversation_id, question, sql, row_count, summary, applied_memories, recalled_memories, created_at';
 
 const CONVERSATION_SELECT = `SELECT c.id, c.summary, c.title, c.created_at, c.updated_at,
   (SELECT count(*) FROM sqlrecall_conversation_turns t
@@ -106,9 +147,10 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       // atomically, both rows carrying the scope columns.
       const rows = await client.query(
         `WITH conversation AS (${upsertConversationSql('NULL', 'false')} RETURNING id)
-         INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary)
-         SELECT conversation.id, $2, $3, $4, $5, $6, $7, $8 FROM conversation
-         RETURNING id, conversation_id, question, sql, row_count, summary, created_at`,
+         INSERT INTO sqlrecall_conversation_turns (conversation_id, scope_key, scope_user, scope_team, question, sql, row_count, summary,
+           applied_memories, recalled_memories)
+         SELECT conversation.id, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb FROM conversation
+         RETURNING ${TURN_COLUMNS}`,
         [
           conversationId,
           ...scopeColumns(ref),
@@ -116,6 +158,8 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
           turn.sql ?? null,
           turn.rowCount ?? null,
           turn.summary ?? null,
+          turnMemoriesJson(turn.appliedMemories),
+          turnMemoriesJson(turn.recalledMemories),
         ],
       );
       return turnFromRow(rows[0] as Row);
@@ -132,7 +176,7 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       await ready();
       const rows = await client.query(
         `SELECT * FROM (
-           SELECT id, conversation_id, question, sql, row_count, summary, created_at
+           SELECT ${TURN_COLUMNS}
            FROM sqlrecall_conversation_turns
            WHERE ${scopeCondition(ref, 1, 2)} AND conversation_id = $3
            ORDER BY id DESC LIMIT $4) recent

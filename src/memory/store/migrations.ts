@@ -164,6 +164,22 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'term_words recomputed with the shared stemmer',
     statements: ['UPDATE sqlrecall_memories SET term_words = NULL WHERE term_words IS NOT NULL'],
   },
+  {
+    // Provenance (where a memory came from: how, the conversation, the user's words), when an answer
+    // last applied it, and the evidence of each conversation turn (the memories applied to it and
+    // those only recalled, as `[{id, kind, text}]` snapshots: a reopened conversation shows what
+    // the answer used then). Memories stored before have no recorded origin (NULL).
+    version: 7,
+    description: 'memory provenance and last applied time; applied/recalled memories of each turn',
+    statements: [
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS origin text',
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS origin_conversation_id text',
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS origin_words text',
+      'ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS last_applied_at timestamptz',
+      'ALTER TABLE sqlrecall_conversation_turns ADD COLUMN IF NOT EXISTS applied_memories jsonb',
+      'ALTER TABLE sqlrecall_conversation_turns ADD COLUMN IF NOT EXISTS recalled_memories jsonb',
+    ],
+  },
 ];
 
 /** Name of the HNSW index on the embedding column (cosine distance). */

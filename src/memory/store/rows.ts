@@ -7,15 +7,18 @@ import type {
   Memory,
   MemoryHistoryEntry,
   MemoryKind,
+  MemoryOrigin,
+  MemoryOriginKind,
   MemoryStatus,
   ScoredMemory,
 } from '../../core/memory.js';
+import { redactSecrets } from '../../core/redact.js';
 import { scopeOfRow } from './scope.js';
 import type { Row } from './sql-client.js';
 
 /** Columns selected for a {@link Memory} (never the embedding). */
 export const MEMORY_COLUMNS =
-  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at, pinned';
+  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at, pinned, origin, origin_conversation_id, origin_words, last_applied_at';
 
 /** Same, qualified with a table alias. */
 export function memoryColumns(alias: string): string {
@@ -80,7 +83,39 @@ export function memoryFromRow(row: Row): Memory {
     updatedAt: isoTime(row.updated_at),
     expiresAt: isoOrNull(row.expires_at),
     pinned: row.pinned === true,
+    origin: originFromRow(row),
+    lastAppliedAt: isoOrNull(row.last_applied_at),
   };
+}
+
+const ORIGIN_KINDS: readonly MemoryOriginKind[] = ['chat', 'hand', 'import', 'confirmed'];
+
+/** The origin columns of a row as a {@link MemoryOrigin}; null when none (or unknown) was recorded. */
+function originFromRow(row: Row): MemoryOrigin | null {
+  const how = textOrNull(row.origin);
+  if (how === null || !(ORIGIN_KINDS as readonly string[]).includes(how)) return null;
+  return {
+    how: how as MemoryOriginKind,
+    conversationId: textOrNull(row.origin_conversation_id),
+    words: textOrNull(row.origin_words),
+  };
+}
+
+/** Longest stored origin words (characters); longer ones are clipped. */
+export const MAX_ORIGIN_WORDS = 4000;
+
+/** The origin columns `(origin, origin_conversation_id, origin_words)` to store for `origin`. */
+export function originColumns(
+  origin: MemoryOrigin | null | undefined,
+): [string | null, string | null, string | null] {
+  if (!origin || !(ORIGIN_KINDS as readonly string[]).includes(origin.how)) return [null, null, null];
+  // The user's words are shown again (memory show, the memory bank): a password in them is masked.
+  const words =
+    typeof origin.words === 'string'
+      ? redactSecrets(origin.words.replace(/\u0000/g, '')).slice(0, MAX_ORIGIN_WORDS)
+      : null;
+  const conversation = typeof origin.conversationId === 'string' ? origin.conversationId.slice(0, 200) : null;
+  return [origin.how, conversation, words];
 }
 
 /** A {@link ScoredMemory} from a row with the memory columns plus `similarity`. */

@@ -178,6 +178,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
 
     embeddingInfo: guarded(() => readEmbeddingMeta(client)),
 
+    markApplied: guarded(async (scope: MemoryScope, ids: readonly string[]): Promise<void> => {
+      const ref = scopeRef(scope);
+      const valid = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+      if (valid.length === 0) return;
+      // Only this column changes: no history entry, `updated_at` and the embedding stay as they are.
+      await client.query(
+        `UPDATE sqlrecall_memories SET last_applied_at = clock_timestamp()
+         WHERE id = ANY($1::uuid[]) AND ${scopeCondition(ref, 2, 3)}`,
+        [valid, ref.key, ref.id],
+      );
+    }),
+
     write: guarded(async (scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]> => {
       const ref = scopeRef(scope);
       const info = await currentEmbedding();

@@ -149,10 +149,15 @@ export async function importScope(
         duplicates += 1;
         continue;
       }
-      const inserted = await insertMemory(ctx, memory, vectors[index] ?? [], {
-        status: memory.status,
-        id: randomUUID(),
-      });
+      const inserted = await insertMemory(
+        ctx,
+        { ...memory, origin: { how: 'import' } },
+        vectors[index] ?? [],
+        {
+          status: memory.status,
+          id: randomUUID(),
+        },
+      );
       if (!inserted)
         throw new SqlrecallError('internal', 'An imported memory collided with an active duplicate.');
       idMap[memory.id] = inserted.id;

@@ -8,6 +8,7 @@
 import type {
   Memory,
   MemoryHistoryEntry,
+  MemoryKind,
   MemoryScope,
   MemoryStore,
   RecallReads,
@@ -24,6 +25,13 @@ export interface EmbeddingInfo {
   dimensions: number;
 }
 
+/** A memory as a turn recorded it: its id, kind and text at the time of the answer. */
+export interface TurnMemory {
+  id: string;
+  kind: MemoryKind;
+  text: string;
+}
+
 /** One turn of a conversation, as persisted. */
 export interface ConversationTurn {
   /** Sequential id (as text), increasing within the store. */
@@ -36,6 +44,10 @@ export interface ConversationTurn {
   rowCount: number | null;
   /** A short summary of the answer/result. */
   summary: string | null;
+  /** Memories applied to the answer (verified in its SQL); [] when none or not recorded. */
+  appliedMemories: TurnMemory[];
+  /** Memories shown to the model but not verified in the SQL; [] when none or not recorded. */
+  recalledMemories: TurnMemory[];
   createdAt: string;
 }
 
@@ -45,6 +57,8 @@ export interface NewConversationTurn {
   sql?: string | null;
   rowCount?: number | null;
   summary?: string | null;
+  appliedMemories?: TurnMemory[];
+  recalledMemories?: TurnMemory[];
 }
 
 /** One conversation of a scope. */
@@ -166,6 +180,11 @@ export interface SqlMemoryStore extends MemoryStore {
    * {@link RecallReadsQuery} return. Same errors as those calls.
    */
   recallReads(scope: MemoryScope, query: RecallReadsQuery): Promise<RecallReads>;
+  /**
+   * Records that an answer applied these memories of the scope (their `lastAppliedAt` becomes the
+   * store's clock time); ids of other scopes or not UUIDs are ignored. Changes nothing else.
+   */
+  markApplied(scope: MemoryScope, ids: readonly string[]): Promise<void>;
   /** Recorded embedding model/dimension, or null before the first `init`. Runs migrations. */
   embeddingInfo(): Promise<EmbeddingInfo | null>;
 

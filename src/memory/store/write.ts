@@ -15,7 +15,7 @@ import {
   type NewMemory,
 } from '../../core/memory.js';
 import { toVectorSql } from '../../core/vector.js';
-import { contentHash, isUuid, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
+import { contentHash, isUuid, MEMORY_COLUMNS, memoryFromRow, originColumns } from './rows.js';
 import { type ScopeRef, scopeColumns, scopeCondition } from './scope.js';
 import type { SqlSession } from './sql-client.js';
 import { termWordsOf } from './term-words.js';
@@ -98,8 +98,10 @@ export async function insertMemory(
 ): Promise<Memory | null> {
   const rows = await ctx.tx.query(
     `INSERT INTO sqlrecall_memories (id, scope_key, scope_user, scope_team, kind, text, sql, tables, columns,
-       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words, pinned)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17, $18)
+       embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words, pinned,
+       origin, origin_conversation_id, origin_words)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17, $18,
+       $19, $20, $21)
      ON CONFLICT (scope_key, content_hash) WHERE status = 'active' DO NOTHING
      RETURNING ${MEMORY_COLUMNS}`,
     [
@@ -119,6 +121,7 @@ export async function insertMemory(
       memory.expiresAt ?? null,
       termWordsOf(memory.kind, memory.text),
       memory.pinned === true,
+      ...originColumns(memory.origin),
     ],
   );
   return rows[0] ? memoryFromRow(rows[0]) : null;
@@ -180,7 +183,9 @@ async function applyUpdate(
   const rows = await ctx.tx.query(
     `UPDATE sqlrecall_memories SET kind = $1, text = $2, sql = $3, tables = $4, columns = $5,
        embedding = $6::vector, embedding_model = $7, content_hash = $8, source_message_id = COALESCE($9, source_message_id),
-       expires_at = $10, updated_at = clock_timestamp(), term_words = $14
+       expires_at = $10, updated_at = clock_timestamp(), term_words = $14,
+       origin = COALESCE($15, origin), origin_conversation_id = CASE WHEN $15::text IS NULL THEN origin_conversation_id ELSE $16 END,
+       origin_words = CASE WHEN $15::text IS NULL THEN origin_words ELSE $17 END
      WHERE id = $11 AND ${scopeCondition(ctx.ref, 12, 13)} RETURNING ${MEMORY_COLUMNS}`,
     [
       op.memory.kind,
@@ -197,6 +202,7 @@ async function applyUpdate(
       ctx.ref.key,
       ctx.ref.id,
       termWordsOf(op.memory.kind, op.memory.text),
+      ...originColumns(op.memory.origin),
     ],
   );
   const updated = memoryFromRow(rows[0] as Record<string, unknown>);

@@ -53,6 +53,7 @@ export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSche
     ...(result?.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
     answer: outcome.answer,
     appliedMemories: outcome.appliedMemories,
+    recalledMemories: outcome.recalledMemories,
     ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
     attempts: outcome.attempts,
     chart: chartFor(result),
@@ -82,7 +83,8 @@ export function eventsOf(step: Step): { event: string; data: unknown }[] {
       // A message answered without SQL (an instruction, a memory command) has no chips or chart.
       if (doc.sql === null && step.outcome.result === null) return [{ event: 'done', data: withoutRows }];
       return [
-        { event: 'applied', data: { memories: doc.appliedMemories } },
+        // `memories`: applied (verified in the SQL); `recalled`: shown to the model, not verified.
+        { event: 'applied', data: { memories: doc.appliedMemories, recalled: doc.recalledMemories } },
         { event: 'chart', data: doc.chart },
         { event: 'done', data: withoutRows },
       ];

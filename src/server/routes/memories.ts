@@ -13,6 +13,7 @@ import {
 import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
 import { refusalError } from '../../memory/service.js';
+import { memoryProvenance } from '../../memory/provenance.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -24,6 +25,7 @@ import {
   IdSchema,
   KindSchema,
   MemorySchema,
+  ProvenanceSchema,
   ScopeQuery,
 } from '../schemas.js';
 import { optionalSchema, TIME_ZONE_HEADER, timeZoneOf } from './shared.js';
@@ -176,6 +178,15 @@ const routes = {
         removed: z.object({ memories: z.number(), history: z.number() }),
       }),
     ),
+  }),
+  show: createRoute({
+    method: 'get',
+    path: '/api/memories/{id}',
+    tags,
+    summary:
+      'One memory with where it came from (conversation, time, your words; or by hand, imported, confirmed answer), what it replaced and its history',
+    request: { params: z.object({ id: IdSchema }), query: ScopeQuery },
+    responses: json(ProvenanceSchema),
   }),
   getEnabled: createRoute({
     method: 'get',
@@ -373,5 +384,14 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const { enabled } = c.req.valid('json');
     await (await deps.memory()).store.setEnabled(s, enabled);
     return c.json({ scope: s, enabled } as Out, 200);
+  });
+
+  // Registered last: `/api/memories/search`, `/export`, `/enabled` and `/history` match first.
+  app.openapi(routes.show, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, false);
+    const provenance = await memoryProvenance((await deps.memory()).store, s, id.toLowerCase());
+    if (!provenance) throw apiError('not_found', 'No memory with this id in your memories.');
+    return c.json({ scope: s, ...provenance } as Out, 200);
   });
 }
