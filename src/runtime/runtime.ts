@@ -107,7 +107,11 @@ export class Runtime {
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
     // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
-    this.chatModel ??= withFirstTokenTimeout(createChatModelFor(this.config), this.config.modelTimeoutMs);
+    this.chatModel ??= withFirstTokenTimeout(
+      createChatModelFor(this.config),
+      this.config.modelTimeoutMs,
+      this.config.modelIdleTimeoutMs,
+    );
     return this.chatModel;
   }
 

@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { createOllamaFetch } from '../ollama/client.js';
+import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
 
 /** Base URL when none is configured: llama.cpp `llama-server`'s default address. */
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8080/v1';
@@ -43,8 +44,41 @@ export function createOpenAiClient(options: OpenAiClientOptions): OpenAI {
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     maxRetries: 0,
     timeout: OPENAI_TIMEOUT_MS,
-    fetch: retryStaleSocket(createOllamaFetch()),
+    fetch: withServerErrorMessage(retryStaleSocket(createOllamaFetch())),
   });
+}
+
+/**
+ * `fetch` whose HTTP error responses carry the server's message where the `openai` client reads
+ * it (`{"error":{"message"}}`). The client only reads `error` of the body, so a vLLM body
+ * (`{"object":"error","message":…}`) or a FastAPI `{"detail":…}` became "400 status code (no
+ * body)"; the other fields of an `error` object (llama.cpp's `n_ctx`, `type`) are kept.
+ */
+function withServerErrorMessage(inner: typeof fetch): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await inner(input, init);
+    if (response.ok) return response;
+    const body = await response.text().catch(() => '');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    const message = serverErrorMessageOfText(body);
+    if (!message) return new Response(body, { status: response.status, headers: response.headers });
+    const original =
+      parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'object'
+        ? ((parsed as { error: Record<string, unknown> }).error ?? {})
+        : {};
+    const headers = new Headers(response.headers);
+    headers.set('content-type', 'application/json');
+    headers.delete('content-length');
+    return new Response(JSON.stringify({ error: { ...original, message } }), {
+      status: response.status,
+      headers,
+    });
+  }) as typeof fetch;
 }
 
 /** Codes of a connection the server closed before answering (a kept-alive socket it had just dropped). */
@@ -102,7 +136,7 @@ function networkReason(error: unknown, depth = 0): string | undefined {
   if (!(error instanceof Error) || depth > 6) return undefined;
   const code = (error as Error & { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES[code]) return NETWORK_CODES[code];
-  for (const inner of (error as Error & { errors?: unknown }).errors instanceof Array
+  for (const inner of Array.isArray((error as Error & { errors?: unknown }).errors)
     ? ((error as AggregateError).errors as unknown[])
     : []) {
     const reason = networkReason(inner, depth + 1);
@@ -122,18 +156,20 @@ function innermostMessage(error: unknown): string {
   return serverText(message);
 }
 
-function serverText(message: string): string {
+/** A server message shortened to one line of at most 300 characters, secrets masked. */
+export function serverText(message: string): string {
   const line = redactSecrets(message.replace(/\s+/g, ' ').trim());
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
-/** The server's error message from an `APIError` body (`{error:{message}}`, `{error:"…"}`, `{message}`). */
+/**
+ * The server's error message from an `APIError` (whose `error` is the body's `error` field, already
+ * normalised by the client's fetch, see `withServerErrorMessage`), else the error's own message.
+ */
 export function apiErrorMessage(error: unknown): string {
   if (error instanceof OpenAI.APIError) {
-    const body = error.error as { message?: unknown; error?: unknown } | string | undefined;
-    if (typeof body === 'string') return body;
-    if (body && typeof body.message === 'string') return body.message;
-    if (body && typeof body.error === 'string') return body.error;
+    const message = serverErrorMessage({ error: error.error });
+    if (message) return message;
   }
   return error instanceof Error ? error.message : String(error);
 }
