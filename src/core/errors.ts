@@ -30,7 +30,8 @@ export type ErrorCode =
   | 'db_busy'
   | 'result_too_large'
   | 'memory_unavailable'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'cancelled';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -68,6 +69,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   // (SQLRECALL_MAX_REQUESTS_PER_USER); the caller should wait (Retry-After). Exit 2: the call was
   // refused as sent, like a usage error.
   too_many_requests: { exitCode: 2, httpStatus: 429 },
+  // The user cancelled (Ctrl-C, a closed request) while a model call or other work was running:
+  // not a failure of anything. Exit 130 (128 + SIGINT); HTTP 499 (client closed request).
+  cancelled: { exitCode: 130, httpStatus: 499 },
 };
 
 /** Facts any error may carry (never secrets). */
@@ -163,6 +167,7 @@ export interface ErrorDetailsByCode {
     maxBytes?: number;
   };
   memory_unavailable: CommonErrorDetails;
+  cancelled: CommonErrorDetails;
   too_many_requests: CommonErrorDetails & {
     /** Requests of this user running now. */
     running?: number;
@@ -228,10 +233,14 @@ export function isSqlrecallError<C extends ErrorCode = ErrorCode>(
 
 /**
  * Turns anything thrown into a {@link SqlrecallError}: ours pass through, anything else becomes
- * `internal` with the original kept as `cause`.
+ * `internal` with the original kept as `cause`; an AbortError becomes `cancelled` (exit 130).
  */
 export function toSqlrecallError(error: unknown): SqlrecallError {
   if (error instanceof SqlrecallError) return error;
+  // An aborted request (Ctrl-C, a client that went away) is the caller's own choice, never an
+  // "unexpected error".
+  if ((error as { name?: unknown } | null)?.name === 'AbortError')
+    return new SqlrecallError('cancelled', 'Cancelled.', { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new SqlrecallError('internal', `Unexpected error: ${message}`, { cause: error });
 }

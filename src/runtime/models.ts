@@ -3,6 +3,8 @@
  * server (`provider: 'openai'`, issue 17). The only place that knows both backends.
  */
 import type { Config } from '../config/config.js';
+import { DEFAULT_OLLAMA_HOST } from '../core/model-names.js';
+import { maskUrl } from '../core/redact.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { OllamaAdmin } from '../models/ollama/admin.js';
 
@@ -117,6 +119,18 @@ export function contextLengthSourceFor(config: Config): ContextLengthSource {
       return models.find((m) => m.id === model)?.contextLength ?? config.contextLength;
     },
   };
+}
+
+/**
+ * How to start the configured model server, naming its address: `ollama serve` for Ollama, the
+ * OpenAI-compatible server at SQLRECALL_BASE_URL otherwise (never "ollama serve" there).
+ */
+export function modelStartHint(config: Config): string {
+  if (config.provider === 'openai')
+    return `start the OpenAI-compatible server at ${maskUrl(config.baseUrl)} (llama-server, LM Studio, vLLM, LocalAI, …), or set SQLRECALL_BASE_URL to its address`;
+  return config.ollamaHost === DEFAULT_OLLAMA_HOST
+    ? 'ollama serve (or set OLLAMA_HOST to the address of your Ollama server)'
+    : `ollama serve (or set OLLAMA_HOST to the address of your Ollama server; now ${maskUrl(config.ollamaHost)})`;
 }
 
 /** One-line "how to get this model" advice for the configured backend. */

@@ -17,6 +17,7 @@ import {
   createChatModelFor,
   createOllamaAdminFor,
   modelInstallHint,
+  modelStartHint,
 } from './models.js';
 
 // The question pipeline, the memory store and schema linking are imported when first needed
@@ -199,6 +200,7 @@ export class Runtime {
       onWarning: (message) => this.hooks.warn?.(message),
     });
     const assistant = new Assistant({
+      modelStartHint: modelStartHint(this.config),
       planContext: linking.planner,
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
