@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { maskUrl } from '../core/redact.js';
 import { createOpenAiClient, listOpenAiModels } from '../models/openai/client.js';
-import { createEmbeddingModelFor } from './models.js';
+import { assumedContextWindow, contextLengthSourceFor, createEmbeddingModelFor } from './models.js';
 import type { Runtime } from './runtime.js';
 
 /** Result of one check. */
@@ -86,7 +86,12 @@ export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
     ['embedding model', config.embedModel, 'SQLRECALL_EMBED_MODEL'],
   ] as const) {
     if (listsModel(ids, model)) {
-      checks.push({ name: role, ok: true, level: 'ok', message: `${role} ${model} is served` });
+      checks.push({
+        name: role,
+        ok: true,
+        level: 'ok',
+        message: `${role} ${model} is served${role === 'chat model' ? await contextNote(runtime) : ''}`,
+      });
       continue;
     }
     checks.push({
@@ -198,6 +203,23 @@ export async function checkEmbeddings(runtime: Runtime): Promise<Check[]> {
   return checks;
 }
 
+/**
+ * What sqlrecall sizes prompts for: `; context window N tokens (from …)`, so a user can see why
+ * (and set SQLRECALL_CONTEXT_LENGTH when the server runs with another window). '' when unknown.
+ */
+async function contextNote(runtime: Runtime): Promise<string> {
+  const { config } = runtime;
+  try {
+    await contextLengthSourceFor(config).contextLength(config.model);
+  } catch {
+    return '';
+  }
+  const window = assumedContextWindow(config, config.model);
+  return window
+    ? `; context window ${window.tokens} tokens (from ${window.source})`
+    : '; the server reports no context window (set SQLRECALL_CONTEXT_LENGTH to its size)';
+}
+
 /** Checks the model server and the configured models. */
 export async function checkModels(runtime: Runtime): Promise<Check[]> {
   const { config } = runtime;
@@ -233,7 +255,12 @@ export async function checkModels(runtime: Runtime): Promise<Check[]> {
       const present = await admin.hasModel(model);
       checks.push(
         present
-          ? { name: role, ok: true, level: 'ok', message: `${role} ${model} is pulled` }
+          ? {
+              name: role,
+              ok: true,
+              level: 'ok',
+              message: `${role} ${model} is pulled${role === 'chat model' ? await contextNote(runtime) : ''}`,
+            }
           : {
               name: role,
               ok: false,

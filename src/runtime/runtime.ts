@@ -170,8 +170,10 @@ export class Runtime {
     // made once the catalog is read) is requested now, before the databases open (issue 15): the
     // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
     // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
-    const contextSource =
-      this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin();
+    const contextSource = contextLengthSourceFor(
+      this.config,
+      this.config.provider === 'openai' ? undefined : this.admin(),
+    );
     const contextLength = options.prefetchContextLength
       ? withEarlyContextLength(contextSource, this.config.model)
       : contextSource;

@@ -145,6 +145,33 @@ function networkReason(error: unknown, depth = 0): string | undefined {
   return networkReason((error as Error & { cause?: unknown }).cause, depth + 1);
 }
 
+/**
+ * llama-server's own running window from `GET /props` (`default_generation_settings.n_ctx`, or
+ * `n_ctx` at the top in newer builds), for servers whose `/v1/models` entry does not carry it.
+ * Undefined when the server has no such endpoint or does not answer it.
+ */
+export async function llamaServerContext(
+  baseUrl: string,
+  apiKey?: string,
+  signal?: AbortSignal,
+): Promise<ContextWindow | undefined> {
+  try {
+    const url = new URL(normalizeBaseUrl(baseUrl));
+    url.pathname = `${url.pathname.replace(/\/v1$/, '')}/props`;
+    const response = await retryStaleSocket(createOllamaFetch())(url.toString(), {
+      headers: { authorization: `Bearer ${apiKey || PLACEHOLDER_API_KEY}` },
+      signal: signal ?? AbortSignal.timeout(5_000),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as Record<string, unknown>;
+    const settings = (body.default_generation_settings ?? {}) as Record<string, unknown>;
+    const tokens = positive(settings.n_ctx) ?? positive(body.n_ctx);
+    return tokens ? { tokens, source: '/props n_ctx' } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The message of the deepest `cause` (e.g. undici's "bad port"), for errors without a known code. */
 function innermostMessage(error: unknown): string {
   let current: unknown = error;
@@ -266,27 +293,57 @@ export interface OpenAiModelInfo {
   id: string;
   /** Context length when the entry reports one (see {@link contextLengthOf}). */
   contextLength?: number;
+  /** Where {@link contextLength} was read (`meta.n_ctx`, `max_model_len`, …). */
+  contextSource?: string;
 }
 
 function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }
 
+/** A context window and where it was read, e.g. `{ tokens: 4096, source: 'meta.n_ctx' }`. */
+export interface ContextWindow {
+  tokens: number;
+  /** The field (or endpoint) it came from, for messages and `doctor`. */
+  source: string;
+}
+
 /**
- * The context length a `/v1/models` entry reports, under the names servers use: `context_length`
- * (LM Studio, OpenRouter-style), `max_model_len` (vLLM), `meta.n_ctx_train` (llama.cpp),
- * `max_context_length`, `context_window`. Undefined when none is present (OpenAI, Ollama's `/v1`).
+ * Fields of a `/v1/models` entry holding the window the server runs with (what a prompt must fit),
+ * before those holding the model's trained or maximum size: llama-server reports `meta.n_ctx`
+ * (its `-c`) next to `meta.n_ctx_train`, LM Studio `loaded_context_length` next to
+ * `max_context_length`, vLLM `max_model_len` (its effective limit).
+ */
+const CONTEXT_FIELDS: ReadonlyArray<
+  [string, (entry: Record<string, unknown>, meta: Record<string, unknown>) => unknown]
+> = [
+  ['meta.n_ctx', (_e, meta) => meta.n_ctx],
+  ['max_model_len', (e) => e.max_model_len],
+  ['loaded_context_length', (e) => e.loaded_context_length],
+  ['context_length', (e) => e.context_length],
+  ['context_window', (e) => e.context_window],
+  ['max_context_length', (e) => e.max_context_length],
+  ['meta.n_ctx_train', (_e, meta) => meta.n_ctx_train],
+];
+
+/** The context window a `/v1/models` entry reports, runtime size first (see {@link CONTEXT_FIELDS}). */
+export function contextWindowOf(entry: Record<string, unknown>): ContextWindow | undefined {
+  const meta = entry.meta && typeof entry.meta === 'object' ? (entry.meta as Record<string, unknown>) : {};
+  for (const [source, read] of CONTEXT_FIELDS) {
+    const tokens = positive(read(entry, meta));
+    if (tokens) return { tokens, source };
+  }
+  return undefined;
+}
+
+/**
+ * The context length a `/v1/models` entry reports: the window the server runs with when it says
+ * (`meta.n_ctx`, `max_model_len`, `loaded_context_length`), else the model's size
+ * (`context_length`, `context_window`, `max_context_length`, `meta.n_ctx_train`). Undefined when
+ * none is present (OpenAI, Ollama's `/v1`).
  */
 export function contextLengthOf(entry: Record<string, unknown>): number | undefined {
-  const meta = entry.meta && typeof entry.meta === 'object' ? (entry.meta as Record<string, unknown>) : {};
-  return (
-    positive(entry.context_length) ??
-    positive(entry.max_model_len) ??
-    positive(meta.n_ctx_train) ??
-    positive(entry.max_context_length) ??
-    positive(entry.context_window) ??
-    positive(meta.n_ctx)
-  );
+  return contextWindowOf(entry)?.tokens;
 }
 
 /**
@@ -303,8 +360,11 @@ export async function listOpenAiModels(
     for await (const entry of client.models.list({ signal })) {
       // Servers add fields the SDK's Model type does not declare (context_length, meta, …).
       const raw: Record<string, unknown> = Object.fromEntries(Object.entries(entry));
-      const contextLength = contextLengthOf(raw);
-      models.push({ id: String(raw.id), ...(contextLength ? { contextLength } : {}) });
+      const window = contextWindowOf(raw);
+      models.push({
+        id: String(raw.id),
+        ...(window ? { contextLength: window.tokens, contextSource: window.source } : {}),
+      });
     }
     return models;
   } catch (error) {
