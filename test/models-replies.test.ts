@@ -133,6 +133,34 @@ describe('model replies through ask', () => {
     expect(repair.content).toContain(mysql);
   });
 
+  it('chat --show-thinking shows the reasoning on stderr, never in the answer; without it, not at all', async () => {
+    const env = {
+      DATABASE_URL: `pglite:${join(dir, 'demo-shop')}`,
+      SQLRECALL_PROVIDER: 'openai',
+      SQLRECALL_BASE_URL: `${server.url}/v1`,
+      SQLRECALL_MEMORY: 'off',
+    };
+    const thought = {
+      raw: sseReply('llama.cpp', { reasoning: ['Counting rows of customers. '], content: [COUNT] }),
+    };
+    sqlReplies = [thought];
+    const shown = await runCliInProcess(['chat', '--show-thinking'], {
+      env: { ...env, SQLRECALL_HOME: join(dir, 'chat-shown') },
+      input: 'how many customers are there?\nexit\n',
+    });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stderr).toContain('Counting rows of customers.');
+    expect(shown.stdout).not.toContain('Counting rows of customers.');
+    sqlReplies = [thought];
+    const hidden = await runCliInProcess(['chat'], {
+      env: { ...env, SQLRECALL_HOME: join(dir, 'chat-hidden') },
+      input: 'how many customers are there?\nexit\n',
+    });
+    expect(hidden.code, hidden.stderr).toBe(0);
+    expect(hidden.stdout + hidden.stderr).not.toContain('Counting rows of customers.');
+    expect(sqlRequests).toHaveLength(2);
+  });
+
   it("a prose refusal is shown as the model's reason, exit 5", async () => {
     sqlReplies = ['I am sorry, but I cannot help with listing passwords of users.'];
     const run = await ask(false);

@@ -243,11 +243,15 @@ describe('a schema too wide for a 4096-token window is answered within it', () =
     dataDir = freshPgliteDataDir('sqlrecall-models-wide-');
     const db = new PGlite(dataDir);
     const statements: string[] = [];
-    for (let t = 0; t < 70; t += 1) {
-      const columns = Array.from({ length: 12 }, (_, c) => `attribute_${c}_of_department_${t} text`);
-      statements.push(`CREATE TABLE department_${t}_records (id int PRIMARY KEY, ${columns.join(', ')});`);
+    // Every table looks relevant to the question (orders with a status and a total), so only the
+    // prompt budget decides how many go in: all of them need far more than 4096 tokens.
+    for (let t = 0; t < 60; t += 1) {
+      const columns = Array.from({ length: 10 }, (_, c) => `pending_order_note_${c}_region_${t} text`);
       statements.push(
-        `COMMENT ON TABLE department_${t}_records IS 'Records kept by department ${t} about its yearly inventory audits';`,
+        `CREATE TABLE pending_orders_region_${t} (id int PRIMARY KEY, status text, total_amount numeric, ${columns.join(', ')});`,
+      );
+      statements.push(
+        `COMMENT ON TABLE pending_orders_region_${t} IS 'Pending orders of sales region ${t} with their status and total amount';`,
       );
     }
     statements.push('CREATE TABLE orders (id int PRIMARY KEY, status text, total_amount numeric);');

@@ -56,10 +56,13 @@ export class Runtime {
   private adminClient: OllamaAdmin | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
 
-  /** `warn` receives one-line notices for the user (e.g. on stderr). */
+  /**
+   * `warn` receives one-line notices for the user (e.g. on stderr); `thinking` every piece of a
+   * thinking model's reasoning as it streams (chat `--show-thinking`), never part of an answer.
+   */
   constructor(
     readonly config: Config,
-    private readonly hooks: { warn?: (message: string) => void } = {},
+    private readonly hooks: { warn?: (message: string) => void; thinking?: (text: string) => void } = {},
   ) {}
 
   /**
@@ -108,10 +111,13 @@ export class Runtime {
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
     // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
-    this.chatModel ??= withFirstTokenTimeout(
-      createChatModelFor(this.config),
-      this.config.modelTimeoutMs,
-      this.config.modelIdleTimeoutMs,
+    this.chatModel ??= showThinking(
+      withFirstTokenTimeout(
+        createChatModelFor(this.config),
+        this.config.modelTimeoutMs,
+        this.config.modelIdleTimeoutMs,
+      ),
+      this.hooks.thinking,
     );
     return this.chatModel;
   }
@@ -249,4 +255,20 @@ export class Runtime {
     this.memoryRuntime = undefined;
     if (memory) await memory.then((m) => m.store.close()).catch(() => {});
   }
+}
+
+/** `chat` whose streamed reasoning also goes to `onThinking` (when given). */
+function showThinking(chat: ChatModel, onThinking: ((text: string) => void) | undefined): ChatModel {
+  if (!onThinking) return chat;
+  return {
+    id: chat.id,
+    generate: (request, options = {}) =>
+      chat.generate(request, {
+        ...options,
+        onThinking: (text) => {
+          onThinking(text);
+          options.onThinking?.(text);
+        },
+      }),
+  };
 }
