@@ -2,9 +2,11 @@
  * {@link ChatModel} on an OpenAI-compatible `/v1/chat/completions`: always streamed (with
  * `stream_options.include_usage`), deterministic (temperature 0, fixed seed), explicit
  * `max_tokens`, JSON-schema replies through `response_format` when the request has a `format`. A
- * server that rejects `response_format` (HTTP 400/422 naming it) gets the request again without
- * it, the schema written into the prompt instead, and is never sent one again by this instance;
- * the caller parses and validates the reply either way (src/memory/json-call.ts).
+ * server that rejects `response_format` (HTTP 400/422 naming it, or HTTP 500 on a request carrying
+ * it) gets the request again without it, the schema written into the prompt instead, and is never
+ * sent one again by this instance; the caller parses and validates the reply either way
+ * (src/memory/json-call.ts). A server that forbids `stream_options` gets one retry without it. The
+ * event stream is read by `chat-stream.ts`: a reply counts only with its completion signal.
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
