@@ -149,7 +149,10 @@ describe('OpenAI-compatible embeddings and model list', () => {
 
   it('lists models with the context length when reported', async () => {
     const models = await listOpenAiModels(createOpenAiClient({ baseUrl }), baseUrl);
-    expect(models).toEqual([{ id: 'qwen2.5-coder:7b', contextLength: 32768 }, { id: 'all-minilm:latest' }]);
+    expect(models).toEqual([
+      { id: 'qwen2.5-coder:7b', contextLength: 32768, contextSource: 'context_length' },
+      { id: 'all-minilm:latest' },
+    ]);
   });
 });
 

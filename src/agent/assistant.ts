@@ -52,6 +52,11 @@ import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
   chat: ChatModel;
+  /**
+   * How to start the configured model server, for "this question needs the model" errors; default
+   * Ollama's (`ollama serve`). The runtime passes the OpenAI-compatible server's address instead.
+   */
+  modelStartHint?: string;
   db: DatabaseConnector;
   /** Catalog provider; called once and cached for the assistant's lifetime. */
   loadSchema: () => Promise<Schema>;
@@ -277,8 +282,9 @@ export class Assistant {
       ...(input.without ? { without: input.without } : {}),
       valueHints: this.valueHints,
     });
-    if (!found) throw modelNeededError(why, modelError);
-    if (found.path === 'blocked') throw modelNeededError(why, modelError, found);
+    const startHint = this.options.modelStartHint;
+    if (!found) throw modelNeededError(why, modelError, undefined, startHint);
+    if (found.path === 'blocked') throw modelNeededError(why, modelError, found, startHint);
     yield {
       type: 'fallback',
       path: found.path,

@@ -94,8 +94,14 @@ export const MODEL_NEEDED_HINT = 'ollama serve (or set OLLAMA_HOST to the addres
  * The error for a question that neither an example nor a rule answers with certainty: the model's
  * own error (code, message, details) extended by that sentence, or, for `--no-model`, code
  * `model_unreachable` (exit 5) so scripts see the same "model needed" class as a down server.
+ * `startHint` says how to start the configured model server (default: Ollama's).
  */
-export function modelNeededError(reason: string, cause?: unknown, blocked?: FallbackBlocked): SqlrecallError {
+export function modelNeededError(
+  reason: string,
+  cause?: unknown,
+  blocked?: FallbackBlocked,
+  startHint: string = MODEL_NEEDED_HINT,
+): SqlrecallError {
   const why = blocked
     ? `: ${blockedText(blocked)}.`
     : ': no saved example or simple rule answers it with certainty.';
@@ -108,19 +114,19 @@ export function modelNeededError(reason: string, cause?: unknown, blocked?: Fall
         ...(blocked ? { preferences: blocked.preferences } : {}),
         // Always say how to start the model, whichever model call failed first.
         hint:
-          typeof cause.details.hint === 'string' && cause.details.hint.includes('ollama serve')
+          typeof cause.details.hint === 'string' && cause.details.hint.includes(startHint.split(' (')[0]!)
             ? cause.details.hint
-            : `${MODEL_NEEDED_HINT}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
+            : `${startHint}${cause.details.hint ? `; ${cause.details.hint}` : ''}`,
       },
     });
   }
   return new SqlrecallError(
     'model_unreachable',
-    `This question needs the model (${reason})${why} Start Ollama with \`ollama serve\`.`,
+    `This question needs the model (${reason})${why} ${startHint.startsWith('ollama serve') ? 'Start Ollama with `ollama serve`.' : `To start it: ${startHint}.`}`,
     {
       cause,
       details: {
-        hint: MODEL_NEEDED_HINT,
+        hint: startHint,
         retryable: true,
         ...(blocked ? { preferences: blocked.preferences } : {}),
       },

@@ -7,11 +7,11 @@
  * Every attempt is recorded; every stage reports a {@link Step}.
  */
 import { SqlrecallError } from '../core/errors.js';
-import type { ChatMessage, ChatModel, DatabaseConnector, QueryResult } from '../core/ports.js';
+import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
 import { guardSqlOffThread } from '../sql/check-pool.js';
-import { extractSql } from '../sql/extract.js';
+import { extractSql, sqlOfJson } from '../sql/extract.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
 import {
   checkEmptyResult,
@@ -268,11 +268,36 @@ async function generateSql(
   messages: ChatMessage[],
   attempts: Attempt[],
 ): Promise<string> {
-  const first = await input.chat.generate(
+  let first = await input.chat.generate(
     { messages, maxTokens: input.maxTokens, purpose: 'sql' },
     { signal: input.signal },
   );
-  if (first.finishReason !== 'length') return first.text;
+  if (answeredOnlyInReasoning(first)) {
+    // A thinking model that put everything in its reasoning: one more call asking for the SQL only.
+    attempts.push({ sql: '', error: 'the model answered only in its reasoning, with no reply text' });
+    first = await input.chat.generate(
+      {
+        messages: [...messages, { role: 'user', content: SQL_ONLY_PROMPT }],
+        maxTokens: input.maxTokens,
+        purpose: 'sql',
+      },
+      { signal: input.signal },
+    );
+    if (answeredOnlyInReasoning(first)) {
+      throw new SqlrecallError(
+        'sql_not_found',
+        `The model ${input.chat.id} answered only in its reasoning (twice), never in its reply, so there is no SQL to run.`,
+        {
+          details: {
+            reply: (first.thinking ?? '').slice(0, 500),
+            attempts,
+            hint: 'use a model without a thinking mode for SQL, or turn its thinking off on the server (e.g. a reasoning budget of 0)',
+          },
+        },
+      );
+    }
+  }
+  if (first.finishReason !== 'length') return replyText(first);
   const larger = input.retryMaxTokens ?? Math.min(TRUNCATED_RETRY_MAX_TOKENS, input.maxTokens * 4);
   attempts.push({
     sql: first.text.trim().slice(0, 2000),
@@ -282,7 +307,7 @@ async function generateSql(
     larger > input.maxTokens
       ? await input.chat.generate({ messages, maxTokens: larger, purpose: 'sql' }, { signal: input.signal })
       : first;
-  if (second.finishReason !== 'length') return second.text;
+  if (second.finishReason !== 'length') return replyText(second);
   if (second !== first)
     attempts.push({
       sql: second.text.trim().slice(0, 2000),
@@ -293,6 +318,29 @@ async function generateSql(
     `The model's SQL reply was cut at its output limit of ${Math.max(larger, input.maxTokens)} tokens (after a retry); raise it with --max-sql-tokens (SQLRECALL_MAX_SQL_TOKENS) or ask a shorter question.`,
     { details: { attempts, maxTokens: input.maxTokens, retryMaxTokens: larger } },
   );
+}
+
+/** What a reply with reasoning but no content is asked for again. */
+const SQL_ONLY_PROMPT =
+  'Your reply was empty: everything was in your reasoning. Reply now with the one SQL statement only, in a ```sql fenced block, nothing else.';
+
+/** True for a reply whose content is empty while its reasoning is not (and that has no tool call). */
+function answeredOnlyInReasoning(reply: ChatResult): boolean {
+  return reply.text.trim() === '' && (reply.thinking ?? '').trim() !== '' && !reply.toolCalls?.length;
+}
+
+/**
+ * The text SQL is read from: the reply's content, or, when the content holds no statement and the
+ * model made a structured tool call, the call's arguments (`{"query": "SELECT …"}`). Reasoning is
+ * never part of it.
+ */
+function replyText(reply: ChatResult): string {
+  if (!reply.toolCalls?.length || extractSql(reply.text).ok) return reply.text;
+  for (const call of reply.toolCalls) {
+    const sql = sqlOfJson(call.arguments);
+    if (sql !== undefined) return sql;
+  }
+  return reply.text;
 }
 
 type Guarded = { ok: true; sql: string } | { ok: false; sql: string; problem: string };
@@ -318,9 +366,19 @@ async function* extractAndGuard(
     });
   }
   if (!extracted.ok) {
-    throw new SqlrecallError('sql_not_found', `The model's reply has no usable SQL: ${extracted.reason}`, {
-      details: { reply: text.slice(0, 500), attempts },
-    });
+    // A prose reply (a refusal, an explanation) is the model's reason: shown as it wrote it.
+    const prose = text
+      .replace(/<think>[\s\S]*?<\/think>/gi, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+    const said = prose.length > 300 ? `${prose.slice(0, 297)}...` : prose;
+    throw new SqlrecallError(
+      'sql_not_found',
+      said
+        ? `The model wrote no SQL. It said: "${said}"`
+        : `The model's reply has no usable SQL: ${extracted.reason}`,
+      { details: { reply: text.slice(0, 500), attempts } },
+    );
   }
   const verdict = await guardSqlOffThread(extracted.sql, {
     allowTables: input.allowTables,

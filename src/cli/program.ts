@@ -201,6 +201,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .command('chat')
     .description('interactive questions (type exit or /bye to leave; /memory, /forget, /without, /help)')
     .option('--resume', 'continue your last conversation')
+    .option('--show-thinking', "show a thinking model's reasoning, dimmed (never part of the answer)")
     .action(run(async (opts) => (await import('./commands/chat.js')).runChat(io, opts)));
 
   program

@@ -14,6 +14,8 @@ import { reportError } from './report.js';
 export interface WithRuntimeOptions {
   /** Warnings of the runtime (model fallbacks, a memory store that could not open), e.g. `warnTo(io)`. */
   warn?: (message: string) => void;
+  /** Each piece of a thinking model's reasoning as it streams (chat `--show-thinking`). */
+  thinking?: (text: string) => void;
   /**
    * How a thrown error becomes the exit code; default `reportError(io, opts.json, error)` (message
    * on stderr, `{ error }` on stdout with `--json`, the error code's exit code).
@@ -46,7 +48,10 @@ export async function withRuntime(
   let config: Config | undefined;
   try {
     config = configFrom(io, opts, { demoDefault: options.demoDefault ?? true });
-    runtime = new Runtime(config, options.warn ? { warn: options.warn } : {});
+    runtime = new Runtime(config, {
+      ...(options.warn ? { warn: options.warn } : {}),
+      ...(options.thinking ? { thinking: options.thinking } : {}),
+    });
     return await body(runtime, config);
   } catch (error) {
     return options.onError ? options.onError(error) : reportError(io, Boolean(opts.json), error);

@@ -102,6 +102,11 @@ export interface Config {
    */
   modelTimeoutMs: number;
   /**
+   * Milliseconds a chat reply that started streaming may stay silent (no content or reasoning
+   * token) before failing with `model_timeout`: a hung model. Default 120,000; 0: none.
+   */
+  modelIdleTimeoutMs: number;
+  /**
    * Seconds a one-shot command (`ask`, `sql`) leaves the embedded stores it had to start open in a
    * background `sqlrecall hold` process, so the next command reaches them through its socket instead
    * of starting PGlite again (issue 15: ≈ 0.5 s and ≈ 1 s of CPU per start). The holder exits after
@@ -344,6 +349,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     schema: int(0, 86_400_000),
     describe: 'first-token deadline of a chat call in ms (0: none)',
   },
+  modelIdleTimeoutMs: {
+    env: 'SQLRECALL_MODEL_IDLE_TIMEOUT_MS',
+    flag: '--model-idle-timeout-ms',
+    schema: int(0, 86_400_000),
+    describe: 'longest silence of a streaming chat reply in ms (0: none)',
+  },
   keepWarmSeconds: {
     env: 'SQLRECALL_KEEP_WARM',
     flag: '--keep-warm',
@@ -419,6 +430,7 @@ function defaults(): Record<keyof Config, unknown> {
     exampleMinWordSimilarity: 0.4,
     fewShotMax: 3,
     modelTimeoutMs: 300_000,
+    modelIdleTimeoutMs: 120_000,
     keepWarmSeconds: 0,
     maxSqlTokens: 1024,
     provider: 'ollama',

@@ -32,7 +32,8 @@ export type ErrorCode =
   | 'memory_unavailable'
   | 'too_many_requests'
   | 'invalid_memory_sql'
-  | 'credential_refused';
+  | 'credential_refused'
+  | 'cancelled';
 
 /** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
@@ -75,6 +76,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   invalid_memory_sql: { exitCode: 2, httpStatus: 422 },
   // Text to remember holds a password, token or key: secrets are never stored; nothing was stored.
   credential_refused: { exitCode: 2, httpStatus: 422 },
+  // The user cancelled (Ctrl-C, a closed request) while a model call or other work was running:
+  // not a failure of anything. Exit 130 (128 + SIGINT); HTTP 499 (client closed request).
+  cancelled: { exitCode: 130, httpStatus: 499 },
 };
 
 /** Exit code of a command stopped with Ctrl-C (SIGINT: 128 + 2), after the running statement was cancelled. */
@@ -188,6 +192,7 @@ export interface ErrorDetailsByCode {
     maxBytes?: number;
   };
   memory_unavailable: CommonErrorDetails;
+  cancelled: CommonErrorDetails;
   too_many_requests: CommonErrorDetails & {
     /** Requests of this user running now. */
     running?: number;
@@ -265,10 +270,14 @@ export function isSqlrecallError<C extends ErrorCode = ErrorCode>(
 
 /**
  * Turns anything thrown into a {@link SqlrecallError}: ours pass through, anything else becomes
- * `internal` with the original kept as `cause`.
+ * `internal` with the original kept as `cause`; an AbortError becomes `cancelled` (exit 130).
  */
 export function toSqlrecallError(error: unknown): SqlrecallError {
   if (error instanceof SqlrecallError) return error;
+  // An aborted request (Ctrl-C, a client that went away) is the caller's own choice, never an
+  // "unexpected error".
+  if ((error as { name?: unknown } | null)?.name === 'AbortError')
+    return new SqlrecallError('cancelled', 'Cancelled.', { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new SqlrecallError('internal', `Unexpected error: ${message}`, { cause: error });
 }

@@ -29,6 +29,20 @@ export interface ChatOptions {
   signal?: AbortSignal;
   /** Called with each piece of text as it streams in. */
   onToken?: (text: string) => void;
+  /**
+   * Called with each piece of a thinking model's reasoning as it streams in (OpenAI-compatible
+   * `reasoning_content`/`reasoning` deltas, Ollama `message.thinking`). Reasoning is never part of
+   * `ChatResult.text`.
+   */
+  onThinking?: (text: string) => void;
+}
+
+/** A structured tool call of a reply (OpenAI `tool_calls`, Ollama `message.tool_calls`). */
+export interface ChatToolCall {
+  /** Function name as the model wrote it. */
+  name: string;
+  /** Its arguments as the model wrote them: JSON text, possibly invalid. */
+  arguments: string;
 }
 
 /** Why generation stopped: `length` means the answer was cut by `maxTokens` or the context. */
@@ -41,6 +55,10 @@ export interface ChatResult {
   usage: { promptTokens: number; completionTokens: number };
   /** Wall-clock time of the call in milliseconds. */
   durationMs: number;
+  /** A thinking model's reasoning, kept apart from `text`: never parsed as SQL or shown as the answer. */
+  thinking?: string;
+  /** Structured tool calls of the reply, in order (absent when there were none). */
+  toolCalls?: ChatToolCall[];
 }
 
 /** A chat model (Ollama, an OpenAI-compatible server, or the scripted server in tests). */

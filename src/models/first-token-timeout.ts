@@ -1,9 +1,12 @@
 /**
- * A first-token deadline for any {@link ChatModel} (issue 19, point 4): a model that is still
- * loading or too slow on the machine produces no token within the deadline, and the call fails with
- * `model_timeout` (exit 5), which the question pipeline treats like an unreachable model (it answers
- * from saved examples and rules if one fits). Once the first token arrives the call runs to its end:
- * a long answer that streams is never cut.
+ * Deadlines for any {@link ChatModel}:
+ * - first sign of life: a model that is still loading or too slow on the machine produces no token
+ *   (content or reasoning) within `SQLRECALL_MODEL_TIMEOUT_MS`;
+ * - idle: a stream that started and then goes silent for `SQLRECALL_MODEL_IDLE_TIMEOUT_MS` (a hung
+ *   model process keeps the connection open and sends nothing).
+ * Either fails the call with `model_timeout` (exit 5), naming its setting; the question pipeline
+ * treats that like an unreachable model (it answers from saved examples and rules if one fits). A
+ * long answer that keeps streaming is never cut: every token restarts the idle deadline.
  */
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, ChatOptions, ChatRequest, ChatResult } from '../core/ports.js';
@@ -17,12 +20,29 @@ import type { ChatModel, ChatOptions, ChatRequest, ChatResult } from '../core/po
 export const DEFAULT_MODEL_TIMEOUT_MS = 300_000;
 
 /**
- * Wraps `chat` so that each `generate` call fails with `model_timeout` when no token arrives within
- * `timeoutMs` milliseconds (the underlying request is aborted). `timeoutMs` ≤ 0 returns `chat`
+ * Default idle deadline of a started stream: 120,000 ms (2 minutes). A design bound, not a
+ * measurement: a model that is generating produces tokens every fraction of a second even on a
+ * CPU, so two minutes of silence means it hung. `SQLRECALL_MODEL_IDLE_TIMEOUT_MS`; 0 turns it off.
+ */
+export const DEFAULT_MODEL_IDLE_TIMEOUT_MS = 120_000;
+
+const seconds = (ms: number) => (ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
+
+/**
+ * Wraps `chat` so that each `generate` call fails with `model_timeout` when no token (content or
+ * reasoning) arrives within `timeoutMs` milliseconds, or when, after the first token, no further
+ * token arrives within `idleTimeoutMs` (default {@link DEFAULT_MODEL_IDLE_TIMEOUT_MS}); the
+ * underlying request is aborted. A deadline ≤ 0 is off; with both off, `chat` is returned
  * unchanged. A caller's own abort still rejects with its AbortError, never `model_timeout`.
  */
-export function withFirstTokenTimeout(chat: ChatModel, timeoutMs: number): ChatModel {
-  if (!(timeoutMs > 0)) return chat;
+export function withFirstTokenTimeout(
+  chat: ChatModel,
+  timeoutMs: number,
+  idleTimeoutMs: number = DEFAULT_MODEL_IDLE_TIMEOUT_MS,
+): ChatModel {
+  const firstOn = timeoutMs > 0;
+  const idleOn = idleTimeoutMs > 0;
+  if (!firstOn && !idleOn) return chat;
   return {
     get id() {
       return chat.id;
@@ -33,44 +53,75 @@ export function withFirstTokenTimeout(chat: ChatModel, timeoutMs: number): ChatM
       const forward = () => controller.abort(outer?.reason);
       if (outer?.aborted) forward();
       outer?.addEventListener('abort', forward, { once: true });
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, timeoutMs);
-      const firstToken = () => {
+      let expired: 'first' | 'idle' | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (which: 'first' | 'idle', ms: number) => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => {
+          expired = which;
+          controller.abort();
+        }, ms);
+      };
+      const stop = () => {
         if (timer) clearTimeout(timer);
         timer = undefined;
+      };
+      if (firstOn) arm('first', timeoutMs);
+      const alive = () => {
+        if (expired) return;
+        if (idleOn) arm('idle', idleTimeoutMs);
+        else stop();
       };
       try {
         return await chat.generate(request, {
           ...options,
           signal: controller.signal,
           onToken: (text) => {
-            firstToken();
+            alive();
             options.onToken?.(text);
+          },
+          onThinking: (text) => {
+            alive();
+            options.onThinking?.(text);
           },
         });
       } catch (error) {
-        if (timedOut && !outer?.aborted) {
-          throw new SqlrecallError(
-            'model_timeout',
-            `The model ${chat.id} gave no answer within ${Math.round(timeoutMs / 1000)} s (still loading, or too slow on this machine).`,
-            {
-              cause: error,
-              details: {
-                retryable: true,
-                timeoutMs,
-                hint: 'wait until the model is loaded (`ollama ps`), or raise SQLRECALL_MODEL_TIMEOUT_MS',
-              },
-            },
-          );
-        }
+        if (expired && !outer?.aborted)
+          throw deadlineError(chat.id, expired, expired === 'first' ? timeoutMs : idleTimeoutMs, error);
         throw error;
       } finally {
-        firstToken();
+        stop();
         outer?.removeEventListener('abort', forward);
       }
     },
   };
+}
+
+function deadlineError(model: string, which: 'first' | 'idle', ms: number, cause: unknown): SqlrecallError {
+  if (which === 'first') {
+    return new SqlrecallError(
+      'model_timeout',
+      `The model ${model} gave no answer within ${seconds(ms)} (SQLRECALL_MODEL_TIMEOUT_MS; still loading, or too slow on this machine).`,
+      {
+        cause,
+        details: {
+          retryable: true,
+          timeoutMs: ms,
+          hint: 'wait until the model is loaded, or raise SQLRECALL_MODEL_TIMEOUT_MS',
+        },
+      },
+    );
+  }
+  return new SqlrecallError(
+    'model_timeout',
+    `The model ${model} started answering, then sent nothing for ${seconds(ms)} (SQLRECALL_MODEL_IDLE_TIMEOUT_MS); the partial reply was discarded.`,
+    {
+      cause,
+      details: {
+        retryable: true,
+        timeoutMs: ms,
+        hint: 'check the model server (it may have hung), or raise SQLRECALL_MODEL_IDLE_TIMEOUT_MS',
+      },
+    },
+  );
 }

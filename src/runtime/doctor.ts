@@ -2,10 +2,12 @@
  * Health checks shared by `sqlrecall doctor`, `demo` and (later) `GET /api/health`: each check says
  * what is wrong in one sentence and the exact command that fixes it.
  */
+
+import { existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { maskUrl } from '../core/redact.js';
 import { createOpenAiClient, listOpenAiModels } from '../models/openai/client.js';
-import { createEmbeddingModelFor } from './models.js';
+import { assumedContextWindow, contextLengthSourceFor, createEmbeddingModelFor } from './models.js';
 import type { Runtime } from './runtime.js';
 
 /** Result of one check. */
@@ -46,7 +48,7 @@ function listsModel(ids: string[], model: string): boolean {
 
 /**
  * Checks an OpenAI-compatible server (`provider: 'openai'`): reachable, the chat and embedding
- * models listed by `/v1/models`, and the embedding model's vector length.
+ * models listed by `/v1/models`, and the embedding model's vectors ({@link checkEmbeddings}).
  */
 export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
   const { config } = runtime;
@@ -84,7 +86,12 @@ export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
     ['embedding model', config.embedModel, 'SQLRECALL_EMBED_MODEL'],
   ] as const) {
     if (listsModel(ids, model)) {
-      checks.push({ name: role, ok: true, level: 'ok', message: `${role} ${model} is served` });
+      checks.push({
+        name: role,
+        ok: true,
+        level: 'ok',
+        message: `${role} ${model} is served${role === 'chat model' ? await contextNote(runtime) : ''}`,
+      });
       continue;
     }
     checks.push({
@@ -96,28 +103,121 @@ export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
       code: 'model_missing',
     });
   }
-  if (listsModel(ids, config.embedModel)) {
-    try {
-      const dimensions = await createEmbeddingModelFor(config).dimensions();
-      checks.push({
-        name: 'embeddings',
-        ok: true,
-        level: 'ok',
-        message: `embedding model ${config.embedModel} returns ${dimensions}-dimensional vectors`,
-      });
-    } catch (error) {
-      const err = toSqlrecallError(error);
-      checks.push({
+  if (listsModel(ids, config.embedModel)) checks.push(...(await checkEmbeddings(runtime)));
+  return checks;
+}
+
+/** The text `doctor` embeds: a question as users ask them, so the vector is a real one. */
+const PROBE_TEXT = 'How many orders were shipped to customers in India last month?';
+
+/**
+ * Embeds a probe text and checks the vector: finite, not all zeros, as long as the model's declared
+ * size (Ollama's `/api/show`) and as the vectors the memory store already holds. A degenerate
+ * vector fails (memory search would find nothing); a store of another dimension fails with the
+ * re-embedding fix.
+ */
+export async function checkEmbeddings(runtime: Runtime): Promise<Check[]> {
+  const { config } = runtime;
+  const server =
+    config.provider === 'openai' ? `${maskUrl(config.baseUrl)}/embeddings` : maskUrl(config.ollamaHost);
+  const embedder = createEmbeddingModelFor(config);
+  let declared: number;
+  let vector: number[];
+  try {
+    declared = await embedder.dimensions();
+    [vector = []] = await embedder.embed([PROBE_TEXT]);
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    return [
+      {
         name: 'embeddings',
         ok: false,
         level: 'fail',
         message: err.message,
-        fix: `Make sure ${config.embedModel} is an embedding model the server serves at ${url}/embeddings (llama-server needs --embeddings).`,
+        fix:
+          config.provider === 'openai'
+            ? `Make sure ${config.embedModel} is an embedding model the server serves at ${server} (llama-server needs --embeddings).`
+            : `Make sure ${config.embedModel} is an embedding model (\`ollama show ${config.embedModel}\`), or set SQLRECALL_EMBED_MODEL to one (e.g. all-minilm).`,
         code: err.code,
-      });
-    }
+      },
+    ];
+  }
+  if (vector.length !== declared) {
+    return [
+      {
+        name: 'embeddings',
+        ok: false,
+        level: 'fail',
+        message: `The embedding model ${config.embedModel} at ${server} declares ${declared} dimensions but returned a ${vector.length}-dimensional vector.`,
+        fix: `Check the model behind the name ${config.embedModel} on the server.`,
+        code: 'model_output',
+      },
+    ];
+  }
+  const checks: Check[] = [
+    {
+      name: 'embeddings',
+      ok: true,
+      level: 'ok',
+      message: `embedding model ${config.embedModel} returns ${vector.length}-dimensional vectors (checked: finite, not all zero)`,
+    },
+  ];
+  // An embedded store is read only when it exists: doctor creates nothing.
+  const storeOptions = (await import('./memory-runtime.js')).memoryStoreOptions(config);
+  if (
+    !config.memoryEnabled ||
+    ('dataDir' in storeOptions && storeOptions.dataDir && !existsSync(storeOptions.dataDir))
+  )
+    return checks;
+  let recorded: { model: string; dimensions: number } | null;
+  try {
+    const memory = await runtime.memory({ allowWithoutEmbeddings: true, skipInit: true });
+    recorded = await memory.store.embeddingInfo();
+  } catch (error) {
+    checks.push({
+      name: 'memory store',
+      ok: true,
+      level: 'warn',
+      message: `Could not read the memory store's embedding size: ${toSqlrecallError(error).message}`,
+    });
+    return checks;
+  }
+  if (!recorded) return checks; // a new store takes the size of the first vectors
+  if (recorded.dimensions !== vector.length || recorded.model !== config.embedModel) {
+    checks.push({
+      name: 'memory store',
+      ok: false,
+      level: 'fail',
+      message: `The memory store holds ${recorded.dimensions}-dimensional vectors of ${recorded.model}; ${config.embedModel} makes ${vector.length}-dimensional ones, so memory search cannot compare them.`,
+      fix: `sqlrecall memory reembed (re-embeds every memory with ${config.embedModel}), or set SQLRECALL_EMBED_MODEL=${recorded.model}`,
+      code: 'memory_embedding_mismatch',
+    });
+  } else {
+    checks.push({
+      name: 'memory store',
+      ok: true,
+      level: 'ok',
+      message: `memory store vectors match: ${recorded.dimensions} dimensions of ${recorded.model}`,
+    });
   }
   return checks;
+}
+
+/**
+ * What sqlrecall sizes prompts for: `; context window N tokens (from …)`, so a user can see why
+ * (and set SQLRECALL_CONTEXT_LENGTH when the server runs with another window). '' when unknown.
+ */
+async function contextNote(runtime: Runtime): Promise<string> {
+  const { config } = runtime;
+  try {
+    await contextLengthSourceFor(config).contextLength(config.model);
+  } catch {
+    return '';
+  }
+  const window = assumedContextWindow(config, config.model);
+  return window
+    ? `; context window ${window.tokens} tokens (from ${window.source})`
+    : '; the server reports no context window (set SQLRECALL_CONTEXT_LENGTH to its size)';
 }
 
 /** Checks the model server and the configured models. */
@@ -155,7 +255,12 @@ export async function checkModels(runtime: Runtime): Promise<Check[]> {
       const present = await admin.hasModel(model);
       checks.push(
         present
-          ? { name: role, ok: true, level: 'ok', message: `${role} ${model} is pulled` }
+          ? {
+              name: role,
+              ok: true,
+              level: 'ok',
+              message: `${role} ${model} is pulled${role === 'chat model' ? await contextNote(runtime) : ''}`,
+            }
           : {
               name: role,
               ok: false,
@@ -170,6 +275,7 @@ export async function checkModels(runtime: Runtime): Promise<Check[]> {
       checks.push({ name: role, ok: false, level: 'fail', message: err.message, code: err.code });
     }
   }
+  if (checks.at(-1)?.ok) checks.push(...(await checkEmbeddings(runtime)));
   return checks;
 }
 

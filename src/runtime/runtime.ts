@@ -17,6 +17,7 @@ import {
   createChatModelFor,
   createOllamaAdminFor,
   modelInstallHint,
+  modelStartHint,
 } from './models.js';
 
 // The question pipeline, the memory store and schema linking are imported when first needed
@@ -55,10 +56,13 @@ export class Runtime {
   private adminClient: OllamaAdmin | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
 
-  /** `warn` receives one-line notices for the user (e.g. on stderr). */
+  /**
+   * `warn` receives one-line notices for the user (e.g. on stderr); `thinking` every piece of a
+   * thinking model's reasoning as it streams (chat `--show-thinking`), never part of an answer.
+   */
   constructor(
     readonly config: Config,
-    private readonly hooks: { warn?: (message: string) => void } = {},
+    private readonly hooks: { warn?: (message: string) => void; thinking?: (text: string) => void } = {},
   ) {}
 
   /**
@@ -107,7 +111,14 @@ export class Runtime {
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
     // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
-    this.chatModel ??= withFirstTokenTimeout(createChatModelFor(this.config), this.config.modelTimeoutMs);
+    this.chatModel ??= showThinking(
+      withFirstTokenTimeout(
+        createChatModelFor(this.config),
+        this.config.modelTimeoutMs,
+        this.config.modelIdleTimeoutMs,
+      ),
+      this.hooks.thinking,
+    );
     return this.chatModel;
   }
 
@@ -165,8 +176,10 @@ export class Runtime {
     // made once the catalog is read) is requested now, before the databases open (issue 15): the
     // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
     // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
-    const contextSource =
-      this.config.provider === 'openai' ? contextLengthSourceFor(this.config) : this.admin();
+    const contextSource = contextLengthSourceFor(
+      this.config,
+      this.config.provider === 'openai' ? undefined : this.admin(),
+    );
     const contextLength = options.prefetchContextLength
       ? withEarlyContextLength(contextSource, this.config.model)
       : contextSource;
@@ -195,6 +208,7 @@ export class Runtime {
       onWarning: (message) => this.hooks.warn?.(message),
     });
     const assistant = new Assistant({
+      modelStartHint: modelStartHint(this.config),
       planContext: linking.planner,
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
@@ -241,4 +255,20 @@ export class Runtime {
     this.memoryRuntime = undefined;
     if (memory) await memory.then((m) => m.store.close()).catch(() => {});
   }
+}
+
+/** `chat` whose streamed reasoning also goes to `onThinking` (when given). */
+function showThinking(chat: ChatModel, onThinking: ((text: string) => void) | undefined): ChatModel {
+  if (!onThinking) return chat;
+  return {
+    id: chat.id,
+    generate: (request, options = {}) =>
+      chat.generate(request, {
+        ...options,
+        onThinking: (text) => {
+          onThinking(text);
+          options.onThinking?.(text);
+        },
+      }),
+  };
 }

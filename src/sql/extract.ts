@@ -88,6 +88,47 @@ export function extractSql(text: string): ExtractResult {
 
 /** Keys of a JSON reply object that hold the SQL (`{"sql": "SELECT …"}`). */
 const JSON_SQL_KEYS = ['sql', 'SQL', 'query', 'sql_query', 'sqlQuery', 'SQLQuery'];
+/**
+ * A tool call written as text, as several local models emit it instead of a structured call:
+ * `<tool_call>{"name": "run_sql", "arguments": {"query": "SELECT …"}}</tool_call>` (Qwen/Hermes
+ * style; the closing tag may be missing when the model stops there).
+ */
+const TOOL_CALL = /<tool_call>\s*(\{[\s\S]*?\})\s*(?:<\/tool_call>|$)/i;
+
+/**
+ * The SQL in a JSON object: a member named like {@link JSON_SQL_KEYS}, directly or inside a tool
+ * call's `arguments`/`parameters`/`function.arguments` (an object, or JSON text of one).
+ */
+export function sqlOfJson(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const visit = (node: unknown, depth: number): string | undefined => {
+    if (typeof node === 'string' && depth > 0 && /^\s*\{/.test(node)) {
+      try {
+        return visit(JSON.parse(node), depth + 1);
+      } catch {
+        return undefined;
+      }
+    }
+    if (!node || typeof node !== 'object' || Array.isArray(node) || depth > 3) return undefined;
+    const record = node as Record<string, unknown>;
+    for (const key of JSON_SQL_KEYS) {
+      const sql = record[key];
+      if (typeof sql === 'string' && sql.trim() !== '') return sql;
+    }
+    for (const key of ['arguments', 'parameters', 'function', 'input']) {
+      const found = visit(record[key], depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return visit(value, 0);
+}
+
 /** A label followed by the whole statement in double quotes: `SQLQuery: "SELECT …"`. */
 const QUOTED_LABEL =
   /^([ \t>*_-]*(?:SQLQuery|SQL ?Query|SQL|Query|Answer)\s*:\s*)"((?:select|with|values|table|explain)\b[\s\S]*)"[ \t.]*$/im;
@@ -98,19 +139,15 @@ const QUOTED_LABEL =
  * statement in double quotes. Anything else is returned unchanged.
  */
 function unwrapQuotedSql(text: string): string {
+  const wrapped = TOOL_CALL.exec(text);
+  if (wrapped) {
+    const sql = sqlOfJson(wrapped[1]!);
+    if (sql !== undefined) return sql;
+  }
   const json = /^\s*(?:```(?:json)?\s*)?(\{[\s\S]*\})\s*(?:```)?\s*$/i.exec(text);
   if (json) {
-    try {
-      const value = JSON.parse(json[1]!) as unknown;
-      if (value && typeof value === 'object' && !Array.isArray(value)) {
-        for (const key of JSON_SQL_KEYS) {
-          const sql = (value as Record<string, unknown>)[key];
-          if (typeof sql === 'string' && sql.trim() !== '') return sql;
-        }
-      }
-    } catch {
-      // not JSON: read as prose
-    }
+    const sql = sqlOfJson(json[1]!);
+    if (sql !== undefined) return sql;
   }
   const quoted = QUOTED_LABEL.exec(text);
   if (quoted) {
@@ -324,12 +361,18 @@ function endsAtLineBreak(text: string, lineStart: number, complete: boolean): bo
   return true;
 }
 
-/** Trims, and drops markdown left around the statement (`**`, backticks, a sentence's full stop). */
+/**
+ * Trims, and drops markdown left around the statement (`**`, a closing inline-code backtick or
+ * fence, a sentence's full stop). A trailing backtick is dropped only when it has no partner in the
+ * statement: `GROUP BY \`country\`` (a MySQL-quoted identifier) keeps every character, so a repair
+ * prompt quotes the SQL the model really wrote.
+ */
 function tidy(sql: string): string {
   let out = sql.trim();
   for (let previous = ''; previous !== out; ) {
     previous = out;
-    out = out.replace(/(?:\*\*|__|`+)$/, '').trimEnd();
+    out = out.replace(/(?:\*\*|__)$/, '').trimEnd();
+    if ((out.match(/`/g)?.length ?? 0) % 2 === 1) out = out.replace(/(?:```|`)$/, '').trimEnd();
     const tokens = lexSql(out).filter(isSignificant);
     const tail = tokens[tokens.length - 1];
     if (tail?.type === 'punct' && tail.text === '.' && tail.end === out.length)

@@ -28,10 +28,13 @@ export const CHAT_HELP = [
   '/help                   this list; exit or /bye leaves',
 ].join('\n');
 
-/** Runs `chat` (optionally with a banner line, as `demo` does); `--resume` continues the last conversation. */
+/**
+ * Runs `chat` (optionally with a banner line, as `demo` does); `--resume` continues the last
+ * conversation; `--show-thinking` shows a thinking model's reasoning dimmed on stderr.
+ */
 export async function runChat(
   io: CliIO,
-  opts: GlobalOptions & { resume?: boolean },
+  opts: GlobalOptions & { resume?: boolean; showThinking?: boolean },
   banner?: string,
 ): Promise<number> {
   return withRuntime(
@@ -114,6 +117,8 @@ export async function runChat(
     },
     {
       warn: warnTo(io),
+      // A thinking model's reasoning, dimmed on stderr: never part of the answer or the SQL.
+      ...(opts.showThinking ? { thinking: (text: string) => io.stderr.write(pc.dim(text)) } : {}),
       onError: (error) => {
         const err = toSqlrecallError(error);
         printError(io, err);

@@ -5,7 +5,14 @@
  */
 import type { ChatResponse, Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
-import type { ChatModel, ChatOptions, ChatRequest, ChatResult, FinishReason } from '../../core/ports.js';
+import type {
+  ChatModel,
+  ChatOptions,
+  ChatRequest,
+  ChatResult,
+  ChatToolCall,
+  FinishReason,
+} from '../../core/ports.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
 import { createOllamaClient, mapOllamaError, modelInfoNumber, onAbort } from './client.js';
@@ -70,6 +77,32 @@ class CallbackError {
   constructor(readonly original: unknown) {}
 }
 
+/** Hands a streamed piece to the caller; a throwing callback aborts the stream and is rethrown as-is. */
+function deliver(callback: ((text: string) => void) | undefined, piece: string, abort: () => void): void {
+  try {
+    callback?.(piece);
+  } catch (error) {
+    abort();
+    throw new CallbackError(error);
+  }
+}
+
+/**
+ * A failure after part of the reply streamed in says so: the partial reply is discarded, never
+ * used as an answer.
+ */
+function streamedFailure(error: unknown, started: boolean): unknown {
+  if (!started || !(error instanceof SqlrecallError)) return error;
+  return new SqlrecallError(
+    error.code,
+    `${error.message.replace(/\.?$/, '.')} The partial reply was discarded.`,
+    {
+      cause: error.cause ?? error,
+      details: error.details,
+    },
+  );
+}
+
 function finishReasonOf(doneReason: string | undefined): FinishReason {
   if (doneReason === 'stop') return 'stop';
   if (doneReason === 'length') return 'length';
@@ -112,7 +145,7 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
   };
 
   async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
-    const { signal, onToken } = callOptions;
+    const { signal, onToken, onThinking } = callOptions;
     signal?.throwIfAborted();
     const started = performance.now();
     const client = clientFor(signal, request.purpose);
@@ -126,6 +159,8 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
     }
 
     let text = '';
+    let thinking = '';
+    const toolCalls: ChatToolCall[] = [];
     let final: ChatResponse | undefined;
     let removeAbortListener = () => {};
     try {
@@ -140,25 +175,38 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
       removeAbortListener = onAbort(signal, () => stream.abort());
       if (signal?.aborted) stream.abort();
       for await (const part of stream) {
+        const thought = part.message?.thinking ?? '';
+        if (thought) {
+          thinking += thought;
+          deliver(onThinking, thought, () => stream.abort());
+        }
         const piece = part.message?.content ?? '';
         if (piece) {
           text += piece;
-          try {
-            onToken?.(piece);
-          } catch (error) {
-            stream.abort();
-            throw new CallbackError(error);
-          }
+          deliver(onToken, piece, () => stream.abort());
         }
-        if (part.done) final = part;
+        for (const call of part.message?.tool_calls ?? []) {
+          const args = call.function?.arguments;
+          toolCalls.push({
+            name: call.function?.name ?? '',
+            arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+          });
+        }
+        if (part.done) {
+          final = part;
+          break; // the server's completion signal: nothing after it belongs to this reply
+        }
       }
+      // The client already refuses a stream without `done`; kept so no partial reply ever passes.
+      if (!final && !signal?.aborted) throw new Error('the reply stream ended before "done": true');
     } catch (error) {
       if (error instanceof CallbackError) throw error.original; // the caller's own failure, not Ollama's
       if (signal?.aborted) throw signal.reason ?? error;
-      throw mapOllamaError(error, { host, model });
+      throw streamedFailure(mapOllamaError(error, { host, model }), text !== '' || thinking !== '');
     } finally {
       removeAbortListener();
     }
+    if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError');
 
     return {
       text,
@@ -168,6 +216,8 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
         completionTokens: final?.eval_count ?? estimateTokens(text),
       },
       durationMs: performance.now() - started,
+      ...(thinking ? { thinking } : {}),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
   }
 

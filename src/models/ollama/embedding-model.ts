@@ -6,6 +6,7 @@ import type { Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
 import { type RetryPolicy, withRetry } from '../../core/retry.js';
+import { embeddingProblem } from '../embedding-check.js';
 import { createOllamaClient, displayHost, mapOllamaError, modelInfoNumber } from './client.js';
 
 /** Texts per `/api/embed` call by default: large enough to amortise the HTTP round trip, small enough for CPU servers. */
@@ -41,13 +42,23 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_EMBED_BATCH_SIZE));
   let dims: Promise<number> | undefined;
   let knownDims: number | undefined;
+  /** `*.embedding_length` of `/api/show`, once probed: what every vector must measure. */
+  let declaredDims: number | undefined;
 
   const clientFor = (signal?: AbortSignal): Ollama => options.client ?? createOllamaClient({ host, signal });
 
   const invalid = (reason: string) =>
-    new SqlrecallError('model_output', `Ollama embedding model "${model}" returned ${reason}.`, {
-      details: { url: displayHost(host), retryable: false },
-    });
+    new SqlrecallError(
+      'model_output',
+      `Ollama embedding model "${model}" at ${displayHost(host)} returned ${reason}; nothing was stored.`,
+      {
+        details: {
+          url: displayHost(host),
+          retryable: false,
+          hint: `check that "${model}" is an embedding model (\`ollama show ${model}\`); \`sqlrecall doctor\` shows the vector it returns`,
+        },
+      },
+    );
 
   async function embedBatch(client: Ollama, batch: string[], signal?: AbortSignal): Promise<number[][]> {
     // An embedding request is an idempotent read: a refused connection or a model still loading
@@ -71,13 +82,11 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
       const count = Array.isArray(embeddings) ? embeddings.length : 'no';
       throw invalid(`${count} vectors for ${batch.length} texts`);
     }
+    // Every vector of the batch is checked before any is returned: none of a bad batch is stored.
     for (const vector of embeddings) {
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number')) {
-        throw invalid('a vector that is not a non-empty list of numbers');
-      }
-      knownDims ??= vector.length;
-      if (vector.length !== knownDims)
-        throw invalid(`vectors of ${vector.length} and ${knownDims} dimensions`);
+      const problem = embeddingProblem(vector, knownDims ?? declaredDims);
+      if (problem) throw invalid(problem);
+      knownDims ??= (vector as number[]).length;
     }
     return embeddings as number[][];
   }
@@ -110,7 +119,10 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
       const mapped = mapOllamaError(error, { host, model });
       if (!(mapped instanceof SqlrecallError && mapped.code === 'model_output')) throw mapped;
     }
-    if (reported) return reported;
+    if (reported) {
+      declaredDims = reported;
+      return reported;
+    }
     const [vector] = await embedBatch(client, [PROBE_TEXT]);
     return vector!.length;
   }

@@ -2,15 +2,15 @@
  * {@link ChatModel} on an OpenAI-compatible `/v1/chat/completions`: always streamed (with
  * `stream_options.include_usage`), deterministic (temperature 0, fixed seed), explicit
  * `max_tokens`, JSON-schema replies through `response_format` when the request has a `format`. A
- * server that rejects `response_format` (HTTP 400/422 naming it) gets the request again without
- * it, the schema written into the prompt instead, and is never sent one again by this instance;
- * the caller parses and validates the reply either way (src/memory/json-call.ts).
+ * server that rejects `response_format` (HTTP 400/422 naming it, or HTTP 500 on a request carrying
+ * it) gets the request again without it, the schema written into the prompt instead, and is never
+ * sent one again by this instance; the caller parses and validates the reply either way
+ * (src/memory/json-call.ts). A server that forbids `stream_options` gets one retry without it. The
+ * event stream is read by `chat-stream.ts`: a reply counts only with its completion signal.
  */
 import type OpenAI from 'openai';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsStreaming,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { SqlrecallError } from '../../core/errors.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -27,7 +27,15 @@ import {
 } from '../ollama/chat-model.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
-import { apiErrorMessage, createOpenAiClient, isOpenAiAbort, mapOpenAiError } from './client.js';
+import { ChatStreamError, type ChatStreamReply, readChatStream } from './chat-stream.js';
+import {
+  apiErrorMessage,
+  createOpenAiClient,
+  displayBaseUrl,
+  isOpenAiAbort,
+  mapOpenAiError,
+  serverText,
+} from './client.js';
 
 /** Options of {@link createOpenAiChatModel}. */
 export interface OpenAiChatModelOptions {
@@ -76,8 +84,44 @@ export function responseFormatFor(
  */
 export function isResponseFormatRejection(error: unknown): boolean {
   const status = (error as { status?: unknown } | null)?.status;
+  // Some servers answer a schema they cannot compile into a grammar with HTTP 500 and a message
+  // that does not name the field: on a request that carried response_format, that is the suspect.
+  if (status === 500) return true;
   if (status !== 400 && status !== 422) return false;
   return /response_format|json_schema|json_object/i.test(apiErrorMessage(error));
+}
+
+/**
+ * True when an error says the server does not take `stream_options` (strict servers that forbid
+ * unknown fields answer HTTP 400 or 422 naming it).
+ */
+export function isStreamOptionsRejection(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (status !== 400 && status !== 422) return false;
+  return /stream_options|include_usage/i.test(apiErrorMessage(error));
+}
+
+/**
+ * The error for a reply stream that failed after it started: the server's own message, or that the
+ * stream was cut. `model_output` (exit 5); nothing of the partial reply is kept.
+ */
+export function streamFailure(
+  error: ChatStreamError,
+  context: { baseUrl: string; model: string },
+): SqlrecallError {
+  const url = displayBaseUrl(context.baseUrl);
+  const message =
+    error.kind === 'error'
+      ? `The server at ${url} reported an error while model "${context.model}" was answering: ${serverText(error.message)}. The partial reply was discarded.`
+      : `The server at ${url} ended the reply of model "${context.model}" before it was complete: ${error.message}. The partial reply was discarded.`;
+  return new SqlrecallError('model_output', message, {
+    cause: error,
+    details: {
+      url,
+      retryable: true,
+      hint: `check the server's log at ${url} (it may have crashed or run out of memory), then ask again`,
+    },
+  });
 }
 
 /**
@@ -108,13 +152,14 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   const seed = options.seed ?? DEFAULT_SEED;
   const defaultMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   let responseFormatRejected = false;
+  let streamOptionsRejected = false;
 
   async function stream(
     request: ChatRequest,
     useResponseFormat: boolean,
     callOptions: ChatOptions,
-  ): Promise<{ text: string; finish?: string | null; usage?: ChatCompletionChunk['usage'] }> {
-    const { signal, onToken } = callOptions;
+  ): Promise<ChatStreamReply> {
+    const { signal, onToken, onThinking } = callOptions;
     const responseFormat = useResponseFormat ? responseFormatFor(request.format) : undefined;
     const messages = useResponseFormat
       ? request.messages
@@ -123,40 +168,49 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       model,
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       stream: true,
-      stream_options: { include_usage: true },
+      ...(streamOptionsRejected ? {} : { stream_options: { include_usage: true } }),
       temperature,
       seed,
       max_tokens: request.maxTokens ?? defaultMaxTokens,
       ...(responseFormat ? { response_format: responseFormat } : {}),
     };
-    const completion = await client.chat.completions.create(body, {
-      signal,
-      headers: purposeHeaders(request.purpose),
-    });
-    let text = '';
-    let finish: string | null | undefined;
-    let usage: ChatCompletionChunk['usage'];
-    try {
-      for await (const chunk of completion) {
-        if (chunk.usage) usage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const piece = choice.delta?.content ?? '';
-        if (piece) {
-          text += piece;
-          try {
-            onToken?.(piece);
-          } catch (error) {
-            completion.controller.abort();
-            throw new CallbackError(error);
-          }
+    // The raw response, read by our own event-stream reader: the client's iterator ignores
+    // `event: error` and `error:` lines, and reads on after `[DONE]` until the server closes.
+    const response = await client.chat.completions
+      .create(body, { signal, headers: purposeHeaders(request.purpose) })
+      .asResponse();
+    if (!response.body) throw new ChatStreamError('the server sent no reply body', 'cut', '');
+    return readChatStream(response.body, {
+      onToken: (piece) => {
+        try {
+          onToken?.(piece);
+        } catch (error) {
+          throw new CallbackError(error);
         }
-        if (choice.finish_reason) finish = choice.finish_reason;
-      }
-    } finally {
-      if (signal?.aborted) completion.controller.abort();
+      },
+      onThinking: (piece) => {
+        try {
+          onThinking?.(piece);
+        } catch (error) {
+          throw new CallbackError(error);
+        }
+      },
+    });
+  }
+
+  /** {@link stream}, retried once without `stream_options` when the server refuses that field. */
+  async function streamTolerant(
+    request: ChatRequest,
+    useResponseFormat: boolean,
+    callOptions: ChatOptions,
+  ): Promise<ChatStreamReply> {
+    try {
+      return await stream(request, useResponseFormat, callOptions);
+    } catch (error) {
+      if (streamOptionsRejected || !isStreamOptionsRejection(error)) throw error;
+      streamOptionsRejected = true; // remembered: this server is never sent stream_options again
+      return stream(request, useResponseFormat, callOptions);
     }
-    return { text, finish, usage };
   }
 
   async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
@@ -164,31 +218,34 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     signal?.throwIfAborted();
     const started = performance.now();
     const wantsFormat = request.format !== undefined && !responseFormatRejected;
-    let reply: Awaited<ReturnType<typeof stream>>;
+    let reply: ChatStreamReply;
     try {
       try {
-        reply = await stream(request, wantsFormat, callOptions);
+        reply = await streamTolerant(request, wantsFormat, callOptions);
       } catch (error) {
         if (!wantsFormat || !isResponseFormatRejection(error)) throw error;
         responseFormatRejected = true; // remembered: this server is never sent response_format again
-        reply = await stream(request, false, callOptions);
+        reply = await streamTolerant(request, false, callOptions);
       }
     } catch (error) {
       if (error instanceof CallbackError) throw error.original;
       if (signal?.aborted) throw signal.reason ?? error;
       if (isOpenAiAbort(error)) throw error;
+      if (error instanceof ChatStreamError) throw streamFailure(error, { baseUrl, model });
       throw mapOpenAiError(error, { baseUrl, model });
     }
-    // The client ends an aborted stream quietly; a cut-off reply must not pass for a whole one.
+    // A cancelled read must not pass for a whole reply.
     if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError');
     return {
       text: reply.text,
       finishReason: finishReasonOf(reply.finish),
       usage: {
         promptTokens: reply.usage?.prompt_tokens ?? estimatePromptTokens(request),
-        completionTokens: reply.usage?.completion_tokens ?? estimateTokens(reply.text),
+        completionTokens: reply.usage?.completion_tokens ?? estimateTokens(reply.text + reply.thinking),
       },
       durationMs: performance.now() - started,
+      ...(reply.thinking ? { thinking: reply.thinking } : {}),
+      ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
     };
   }
 

@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { createOllamaFetch } from '../ollama/client.js';
+import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
 
 /** Base URL when none is configured: llama.cpp `llama-server`'s default address. */
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8080/v1';
@@ -43,8 +44,41 @@ export function createOpenAiClient(options: OpenAiClientOptions): OpenAI {
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     maxRetries: 0,
     timeout: OPENAI_TIMEOUT_MS,
-    fetch: retryStaleSocket(createOllamaFetch()),
+    fetch: withServerErrorMessage(retryStaleSocket(createOllamaFetch())),
   });
+}
+
+/**
+ * `fetch` whose HTTP error responses carry the server's message where the `openai` client reads
+ * it (`{"error":{"message"}}`). The client only reads `error` of the body, so a vLLM body
+ * (`{"object":"error","message":…}`) or a FastAPI `{"detail":…}` became "400 status code (no
+ * body)"; the other fields of an `error` object (llama.cpp's `n_ctx`, `type`) are kept.
+ */
+function withServerErrorMessage(inner: typeof fetch): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await inner(input, init);
+    if (response.ok) return response;
+    const body = await response.text().catch(() => '');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    const message = serverErrorMessageOfText(body);
+    if (!message) return new Response(body, { status: response.status, headers: response.headers });
+    const original =
+      parsed && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'object'
+        ? ((parsed as { error: Record<string, unknown> }).error ?? {})
+        : {};
+    const headers = new Headers(response.headers);
+    headers.set('content-type', 'application/json');
+    headers.delete('content-length');
+    return new Response(JSON.stringify({ error: { ...original, message } }), {
+      status: response.status,
+      headers,
+    });
+  }) as typeof fetch;
 }
 
 /** Codes of a connection the server closed before answering (a kept-alive socket it had just dropped). */
@@ -102,13 +136,40 @@ function networkReason(error: unknown, depth = 0): string | undefined {
   if (!(error instanceof Error) || depth > 6) return undefined;
   const code = (error as Error & { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES[code]) return NETWORK_CODES[code];
-  for (const inner of (error as Error & { errors?: unknown }).errors instanceof Array
+  for (const inner of Array.isArray((error as Error & { errors?: unknown }).errors)
     ? ((error as AggregateError).errors as unknown[])
     : []) {
     const reason = networkReason(inner, depth + 1);
     if (reason) return reason;
   }
   return networkReason((error as Error & { cause?: unknown }).cause, depth + 1);
+}
+
+/**
+ * llama-server's own running window from `GET /props` (`default_generation_settings.n_ctx`, or
+ * `n_ctx` at the top in newer builds), for servers whose `/v1/models` entry does not carry it.
+ * Undefined when the server has no such endpoint or does not answer it.
+ */
+export async function llamaServerContext(
+  baseUrl: string,
+  apiKey?: string,
+  signal?: AbortSignal,
+): Promise<ContextWindow | undefined> {
+  try {
+    const url = new URL(normalizeBaseUrl(baseUrl));
+    url.pathname = `${url.pathname.replace(/\/v1$/, '')}/props`;
+    const response = await retryStaleSocket(createOllamaFetch())(url.toString(), {
+      headers: { authorization: `Bearer ${apiKey || PLACEHOLDER_API_KEY}` },
+      signal: signal ?? AbortSignal.timeout(5_000),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as Record<string, unknown>;
+    const settings = (body.default_generation_settings ?? {}) as Record<string, unknown>;
+    const tokens = positive(settings.n_ctx) ?? positive(body.n_ctx);
+    return tokens ? { tokens, source: '/props n_ctx' } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The message of the deepest `cause` (e.g. undici's "bad port"), for errors without a known code. */
@@ -122,18 +183,20 @@ function innermostMessage(error: unknown): string {
   return serverText(message);
 }
 
-function serverText(message: string): string {
+/** A server message shortened to one line of at most 300 characters, secrets masked. */
+export function serverText(message: string): string {
   const line = redactSecrets(message.replace(/\s+/g, ' ').trim());
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
-/** The server's error message from an `APIError` body (`{error:{message}}`, `{error:"…"}`, `{message}`). */
+/**
+ * The server's error message from an `APIError` (whose `error` is the body's `error` field, already
+ * normalised by the client's fetch, see `withServerErrorMessage`), else the error's own message.
+ */
 export function apiErrorMessage(error: unknown): string {
   if (error instanceof OpenAI.APIError) {
-    const body = error.error as { message?: unknown; error?: unknown } | string | undefined;
-    if (typeof body === 'string') return body;
-    if (body && typeof body.message === 'string') return body.message;
-    if (body && typeof body.error === 'string') return body.error;
+    const message = serverErrorMessage({ error: error.error });
+    if (message) return message;
   }
   return error instanceof Error ? error.message : String(error);
 }
@@ -230,27 +293,57 @@ export interface OpenAiModelInfo {
   id: string;
   /** Context length when the entry reports one (see {@link contextLengthOf}). */
   contextLength?: number;
+  /** Where {@link contextLength} was read (`meta.n_ctx`, `max_model_len`, …). */
+  contextSource?: string;
 }
 
 function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }
 
+/** A context window and where it was read, e.g. `{ tokens: 4096, source: 'meta.n_ctx' }`. */
+export interface ContextWindow {
+  tokens: number;
+  /** The field (or endpoint) it came from, for messages and `doctor`. */
+  source: string;
+}
+
 /**
- * The context length a `/v1/models` entry reports, under the names servers use: `context_length`
- * (LM Studio, OpenRouter-style), `max_model_len` (vLLM), `meta.n_ctx_train` (llama.cpp),
- * `max_context_length`, `context_window`. Undefined when none is present (OpenAI, Ollama's `/v1`).
+ * Fields of a `/v1/models` entry holding the window the server runs with (what a prompt must fit),
+ * before those holding the model's trained or maximum size: llama-server reports `meta.n_ctx`
+ * (its `-c`) next to `meta.n_ctx_train`, LM Studio `loaded_context_length` next to
+ * `max_context_length`, vLLM `max_model_len` (its effective limit).
+ */
+const CONTEXT_FIELDS: ReadonlyArray<
+  [string, (entry: Record<string, unknown>, meta: Record<string, unknown>) => unknown]
+> = [
+  ['meta.n_ctx', (_e, meta) => meta.n_ctx],
+  ['max_model_len', (e) => e.max_model_len],
+  ['loaded_context_length', (e) => e.loaded_context_length],
+  ['context_length', (e) => e.context_length],
+  ['context_window', (e) => e.context_window],
+  ['max_context_length', (e) => e.max_context_length],
+  ['meta.n_ctx_train', (_e, meta) => meta.n_ctx_train],
+];
+
+/** The context window a `/v1/models` entry reports, runtime size first (see {@link CONTEXT_FIELDS}). */
+export function contextWindowOf(entry: Record<string, unknown>): ContextWindow | undefined {
+  const meta = entry.meta && typeof entry.meta === 'object' ? (entry.meta as Record<string, unknown>) : {};
+  for (const [source, read] of CONTEXT_FIELDS) {
+    const tokens = positive(read(entry, meta));
+    if (tokens) return { tokens, source };
+  }
+  return undefined;
+}
+
+/**
+ * The context length a `/v1/models` entry reports: the window the server runs with when it says
+ * (`meta.n_ctx`, `max_model_len`, `loaded_context_length`), else the model's size
+ * (`context_length`, `context_window`, `max_context_length`, `meta.n_ctx_train`). Undefined when
+ * none is present (OpenAI, Ollama's `/v1`).
  */
 export function contextLengthOf(entry: Record<string, unknown>): number | undefined {
-  const meta = entry.meta && typeof entry.meta === 'object' ? (entry.meta as Record<string, unknown>) : {};
-  return (
-    positive(entry.context_length) ??
-    positive(entry.max_model_len) ??
-    positive(meta.n_ctx_train) ??
-    positive(entry.max_context_length) ??
-    positive(entry.context_window) ??
-    positive(meta.n_ctx)
-  );
+  return contextWindowOf(entry)?.tokens;
 }
 
 /**
@@ -267,8 +360,11 @@ export async function listOpenAiModels(
     for await (const entry of client.models.list({ signal })) {
       // Servers add fields the SDK's Model type does not declare (context_length, meta, …).
       const raw: Record<string, unknown> = Object.fromEntries(Object.entries(entry));
-      const contextLength = contextLengthOf(raw);
-      models.push({ id: String(raw.id), ...(contextLength ? { contextLength } : {}) });
+      const window = contextWindowOf(raw);
+      models.push({
+        id: String(raw.id),
+        ...(window ? { contextLength: window.tokens, contextSource: window.source } : {}),
+      });
     }
     return models;
   } catch (error) {

@@ -6,6 +6,7 @@ import type OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
 import { type RetryPolicy, withRetry } from '../../core/retry.js';
+import { decodeEmbedding, embeddingProblem } from '../embedding-check.js';
 import { DEFAULT_EMBED_BATCH_SIZE } from '../ollama/embedding-model.js';
 import { createOpenAiClient, displayBaseUrl, mapOpenAiError } from './client.js';
 
@@ -31,8 +32,10 @@ export interface OpenAiEmbeddingModelOptions {
 /**
  * An embedding model behind an OpenAI-compatible server. `dimensions()` embeds a probe text once
  * and caches the length; it is never hard-coded.
+ * Vectors are asked for as floats (base64 is decoded too, for servers that send it anyway).
  * @throws SqlrecallError `model_unreachable`, `model_missing`, `model_output` (HTTP errors, or a
- *   reply with the wrong number of vectors or vectors of different lengths)
+ *   reply with the wrong number of vectors, vectors of different lengths, all-zero vectors or
+ *   non-finite values; such a batch is returned in no part)
  */
 export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions): EmbeddingModel {
   const { baseUrl, model } = options;
@@ -42,9 +45,17 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
   let knownDims: number | undefined;
 
   const invalid = (reason: string) =>
-    new SqlrecallError('model_output', `Embedding model "${model}" returned ${reason}.`, {
-      details: { url: displayBaseUrl(baseUrl), retryable: false },
-    });
+    new SqlrecallError(
+      'model_output',
+      `Embedding model "${model}" at ${displayBaseUrl(baseUrl)} returned ${reason}; nothing was stored.`,
+      {
+        details: {
+          url: displayBaseUrl(baseUrl),
+          retryable: false,
+          hint: `check that "${model}" is an embedding model and loaded on the server (\`sqlrecall doctor\` shows the vector it returns)`,
+        },
+      },
+    );
 
   async function embedBatch(batch: string[], signal?: AbortSignal): Promise<number[][]> {
     // An embedding request is an idempotent read: a refused connection, 429 or 503 is retried
@@ -52,7 +63,13 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
     const data = await withRetry(
       async () => {
         try {
-          const response = await client.embeddings.create({ model, input: batch }, { signal });
+          // Floats asked for explicitly: the client otherwise asks for base64 without saying so, and
+          // servers that ignore encoding_format (LM Studio, Ollama's /v1, LocalAI) send floats
+          // that it then decodes as bytes.
+          const response = await client.embeddings.create(
+            { model, input: batch, encoding_format: 'float' },
+            { signal },
+          );
           return response.data as Array<{ index: number; embedding: unknown }>;
         } catch (error) {
           if (signal?.aborted) throw signal.reason ?? error;
@@ -65,19 +82,14 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
       throw invalid(`${Array.isArray(data) ? data.length : 'no'} vectors for ${batch.length} texts`);
     }
     const ordered = [...data].sort((a, b) => a.index - b.index);
-    return ordered.map(({ embedding }) => {
-      if (
-        !Array.isArray(embedding) ||
-        embedding.length === 0 ||
-        !embedding.every((x) => typeof x === 'number' && Number.isFinite(x))
-      ) {
-        throw invalid('a vector that is not a non-empty list of numbers');
-      }
-      knownDims ??= embedding.length;
-      if (embedding.length !== knownDims)
-        throw invalid(`vectors of ${embedding.length} and ${knownDims} dimensions`);
-      return embedding as number[];
-    });
+    // Every vector of the batch is checked before any is returned: none of a bad batch is stored.
+    const vectors = ordered.map(({ embedding }) => decodeEmbedding(embedding));
+    for (const vector of vectors) {
+      const problem = embeddingProblem(vector, knownDims);
+      if (problem) throw invalid(problem);
+      knownDims ??= (vector as number[]).length;
+    }
+    return vectors as number[][];
   }
 
   async function embed(texts: string[], callOptions: { signal?: AbortSignal } = {}): Promise<number[][]> {

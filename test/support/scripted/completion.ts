@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { estimateTokens } from '../../../src/models/tokens.js';
-import { sendError, sendJson, sleep, startNdjson, writeLine } from './http-util.js';
+import { sendError, sendJson, sleep, startNdjson, writeLine, writeRaw } from './http-util.js';
 import type { ScriptedChatRequest, ScriptedMessage, ScriptedReply, ScriptedReplyObject } from './types.js';
 
 /** Most chunks a reply is streamed in; longer replies put several words in a chunk. */
@@ -97,6 +97,7 @@ export async function writeCompletion(
   const started = process.hrtime.bigint();
   await sleep(reply.delayMs ?? 0, closed);
   if (closed.aborted) return;
+  if (reply.raw) return writeRaw(res, reply.raw, 'application/x-ndjson', closed);
   const status = reply.status ?? (reply.error ? 500 : 200);
   if (reply.error && status >= 400) return sendError(res, status, reply.error);
   if (status >= 400) return sendError(res, status, `scripted server: HTTP ${status}`);

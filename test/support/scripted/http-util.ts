@@ -58,3 +58,35 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * Writes a programmed response verbatim (see `ScriptedRawReply`): status, headers, each part with
+ * its pauses, then ends, keeps the connection open until the client leaves, or drops the socket.
+ */
+export async function writeRaw(
+  res: ServerResponse,
+  raw: {
+    status?: number;
+    headers?: Record<string, string>;
+    parts: Array<string | { delayMs: number }>;
+    after?: 'end' | 'open' | 'destroy';
+  },
+  defaultContentType: string,
+  closed: AbortSignal,
+): Promise<void> {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(raw.status ?? 200, raw.headers ?? { 'Content-Type': defaultContentType });
+  for (const part of raw.parts) {
+    if (closed.aborted || res.destroyed) return;
+    if (typeof part === 'string') res.write(part);
+    else await sleep(part.delayMs, closed);
+  }
+  const after = raw.after ?? 'end';
+  if (after === 'end') res.end();
+  else if (after === 'destroy') res.socket?.destroy();
+  else
+    await new Promise<void>((resolve) => {
+      if (closed.aborted) resolve();
+      else closed.addEventListener('abort', () => resolve(), { once: true });
+    });
+}

@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { estimateTokens } from '../../../src/models/tokens.js';
 import type { ScriptedModel } from './catalog.js';
 import { splitIntoChunks } from './completion.js';
-import { sendJson, sleep } from './http-util.js';
+import { sendJson, sleep, writeRaw } from './http-util.js';
 import type { ScriptedChatRequest, ScriptedMessage, ScriptedReplyObject } from './types.js';
 
 /** Sends an OpenAI-style error `{ "error": { message, type, code } }`. */
@@ -98,6 +98,7 @@ export async function writeV1Completion(
 ): Promise<void> {
   await sleep(reply.delayMs ?? 0, closed);
   if (closed.aborted) return;
+  if (reply.raw) return writeRaw(res, reply.raw, 'text/event-stream; charset=utf-8', closed);
   const status = reply.status ?? (reply.error ? 500 : 200);
   if (status >= 400) return sendOpenAiError(res, status, reply.error ?? `scripted server: HTTP ${status}`);
 

@@ -185,7 +185,7 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       object: 'list',
       data: v1EmbeddingData(
         texts.map((text) => embedOne(text)),
-        body.encoding_format === 'base64' ? 'base64' : 'float',
+        body.encoding_format === 'base64' && options.embeddingEncoding !== 'float' ? 'base64' : 'float',
       ),
       model: body.model,
       usage: { prompt_tokens: tokens, total_tokens: tokens },
@@ -300,6 +300,17 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
       res.once('close', () => onEnd(record, arrivedAt, performance.now()));
     }
 
+    const extra = options.routes?.[`${method} ${path}`];
+    if (extra) {
+      let parsed: unknown;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+      const answer = extra(parsed);
+      return sendJson(res, answer.status ?? 200, answer.body);
+    }
     if (endpoint === 'other') {
       if (method === 'GET' && path === '/') {
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -343,7 +354,10 @@ export async function startScriptedOllama(options: ScriptedOptions = {}): Promis
         const withContext = options.reportContextLength ?? true;
         return sendJson(res, 200, {
           object: 'list',
-          data: installed().map((m) => v1ModelEntry(m, created, withContext)),
+          data: installed().map((m) => {
+            const entry = v1ModelEntry(m, created, withContext) as Record<string, unknown>;
+            return options.v1ModelEntry ? options.v1ModelEntry(m, entry) : entry;
+          }),
         });
       }
       case 'v1-chat':

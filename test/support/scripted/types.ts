@@ -2,7 +2,7 @@
  * Types of the scripted Ollama server (tests' stand-in for a model): how replies are programmed and
  * how requests are recorded.
  */
-import type { ScriptedModelSpec } from './catalog.js';
+import type { ScriptedModel, ScriptedModelSpec } from './catalog.js';
 
 /** Which Ollama endpoint a request hit. */
 export type ScriptedEndpoint =
@@ -73,6 +73,36 @@ export interface ScriptedReplyObject {
    * is streamed and then an `{ error }` object ends the stream (as Ollama does when a runner dies).
    */
   error?: string;
+  /**
+   * The exact bytes of the response instead of a generated one, for transcripts of what a real
+   * server sends (SSE `error:` fields, `event: error`, reasoning deltas, a stream cut mid-way).
+   * Overrides every other field but `delayMs`.
+   */
+  raw?: ScriptedRawReply;
+}
+
+/** A response written verbatim: status, headers, then each part in order. */
+export interface ScriptedRawReply {
+  /** HTTP status; default 200. */
+  status?: number;
+  /** Response headers; default `Content-Type: text/event-stream` for `/v1`, NDJSON for Ollama routes. */
+  headers?: Record<string, string>;
+  /** Text written as-is, or a pause of `delayMs` milliseconds between writes. */
+  parts: Array<string | { delayMs: number }>;
+  /**
+   * After the last part: `end` finishes the response (default), `open` keeps the connection open
+   * until the client goes away (a server that does not close after `[DONE]`, or a hung model),
+   * `destroy` drops the socket without finishing the chunked body (a crashed server).
+   */
+  after?: 'end' | 'open' | 'destroy';
+}
+
+/** An extra route's answer (see {@link ScriptedOptions.routes}). */
+export interface ScriptedRouteReply {
+  /** HTTP status; default 200. */
+  status?: number;
+  /** JSON body. */
+  body: unknown;
 }
 
 /** A programmed reply: plain text, or a {@link ScriptedReplyObject}. */
@@ -106,6 +136,21 @@ export interface ScriptedOptions {
   rejectResponseFormat?: boolean;
   /** `/v1/models` entries of chat models carry `context_length`; default true. */
   reportContextLength?: boolean;
+  /**
+   * Reshapes each `/v1/models` entry (e.g. llama-server's `meta.n_ctx` / `n_ctx_train`, vLLM's
+   * `max_model_len`); receives the resolved model and the default entry.
+   */
+  v1ModelEntry?: (model: ScriptedModel, entry: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * `/v1/embeddings` vector encoding: `requested` (default) honours `encoding_format` as OpenAI does;
+   * `float` always answers float arrays, as LM Studio, Ollama's `/v1` and LocalAI do.
+   */
+  embeddingEncoding?: 'requested' | 'float';
+  /**
+   * Extra routes, keyed `METHOD /path` (e.g. `GET /props` of llama-server, `GET /api/ps` of Ollama):
+   * each answers JSON. Recorded with endpoint `other`.
+   */
+  routes?: Record<string, (body: unknown) => ScriptedRouteReply>;
   /**
    * Called once per request when its response ends (finished or aborted): the recorded request,
    * `performance.now()` when the request arrived (before its body was read) and when the response

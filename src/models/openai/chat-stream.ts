@@ -1,0 +1,183 @@
+/**
+ * Reads an OpenAI-compatible `/v1/chat/completions` event stream (server-sent events) into a reply,
+ * trusting nothing the server did not confirm: the reply is complete only when a choice carried a
+ * `finish_reason` or the stream sent `data: [DONE]`. An error in any form local servers use (an
+ * `{"error":…}` data line, an `event: error` event, llama.cpp's older `error:` field) or a stream
+ * that closes before its completion signal fails the call, so a half statement is never taken for
+ * a whole one. Reading stops at `[DONE]`: a server that keeps the connection open afterwards does
+ * not delay the answer.
+ */
+import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
+import type { ChatToolCall } from '../../core/ports.js';
+import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
+
+/** Token counts a server reported (`usage`, when `stream_options.include_usage` was honoured). */
+export interface StreamUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+}
+
+/** What a complete stream held. */
+export interface ChatStreamReply {
+  /** Content text, in order. */
+  text: string;
+  /** Reasoning text (`reasoning_content` or `reasoning` deltas), kept apart from `text`. */
+  thinking: string;
+  /** `finish_reason` of the first choice, when the server sent one. */
+  finish?: string;
+  usage?: StreamUsage;
+  /** Structured `tool_calls` deltas, joined per index. */
+  toolCalls: ChatToolCall[];
+}
+
+/** Why a stream did not yield a complete reply. */
+export class ChatStreamError extends Error {
+  constructor(
+    message: string,
+    /** `error`: the server reported an error; `cut`: the stream ended before its completion signal. */
+    readonly kind: 'error' | 'cut',
+    /** The partial content received before the failure (never to be used as an answer). */
+    readonly partial: string,
+  ) {
+    super(message);
+    this.name = 'ChatStreamError';
+  }
+}
+
+/** Callbacks of {@link readChatStream}; a throwing callback ends the read with its error. */
+export interface ChatStreamHandlers {
+  onToken?: (text: string) => void;
+  onThinking?: (text: string) => void;
+}
+
+interface Delta {
+  content?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  tool_calls?: unknown;
+}
+
+function errorText(value: string): string {
+  return serverErrorMessageOfText(value) ?? 'the server reported an error without a message';
+}
+
+/**
+ * Reads `body` to its completion signal.
+ * @throws ChatStreamError when the server reports an error or the stream ends early; the abort
+ *   error of the request when it was cancelled; whatever a handler throws.
+ */
+export async function readChatStream(
+  body: ReadableStream<Uint8Array>,
+  handlers: ChatStreamHandlers = {},
+): Promise<ChatStreamReply> {
+  const reply: ChatStreamReply = { text: '', thinking: '', toolCalls: [] };
+  const calls: Array<{ name: string; arguments: string }> = [];
+  let done = false;
+  let failure: string | undefined;
+  let handlerError: { error: unknown } | undefined;
+
+  const onChunk = (chunk: Record<string, unknown>) => {
+    const usage = chunk.usage;
+    if (usage && typeof usage === 'object') reply.usage = usage as StreamUsage;
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+    const choice = choices.find((c) => (c as { index?: unknown })?.index === 0 || choices.length === 1) as
+      | { delta?: Delta; message?: Delta; finish_reason?: unknown }
+      | undefined;
+    if (!choice) return;
+    const delta = choice.delta ?? choice.message ?? {};
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') {
+      reply.thinking += reasoning;
+      handlers.onThinking?.(reasoning);
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      reply.text += delta.content;
+      handlers.onToken?.(delta.content);
+    }
+    if (Array.isArray(delta.tool_calls)) {
+      for (const [position, raw] of delta.tool_calls.entries()) {
+        const call = raw as { index?: unknown; function?: { name?: unknown; arguments?: unknown } };
+        const index = typeof call.index === 'number' ? call.index : position;
+        calls[index] ??= { name: '', arguments: '' };
+        if (typeof call.function?.name === 'string') calls[index].name += call.function.name;
+        if (typeof call.function?.arguments === 'string') calls[index].arguments += call.function.arguments;
+      }
+    }
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
+      reply.finish = choice.finish_reason;
+    }
+  };
+
+  const parser = createParser({
+    onEvent(event: EventSourceMessage) {
+      if (done || failure || handlerError) return;
+      const data = event.data.trim();
+      if (data === '[DONE]') {
+        done = true;
+        return;
+      }
+      if (event.event === 'error') {
+        failure = errorText(data);
+        return;
+      }
+      if (data === '') return;
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        failure = `an unreadable event: ${data.slice(0, 120)}`;
+        return;
+      }
+      if (!chunk || typeof chunk !== 'object') return;
+      if (
+        (chunk as { error?: unknown }).error !== undefined &&
+        (chunk as { error?: unknown }).error !== null
+      ) {
+        failure = serverErrorMessage(chunk) ?? 'the server reported an error without a message';
+        return;
+      }
+      try {
+        onChunk(chunk as Record<string, unknown>);
+      } catch (error) {
+        handlerError = { error };
+      }
+    },
+    onError(error: ParseError) {
+      // llama.cpp (before late 2024) ended a failed stream with an `error: {…}` field line.
+      if (error.type === 'unknown-field' && error.field === 'error' && !failure && !done) {
+        failure = errorText(error.value ?? '');
+      }
+    },
+  });
+
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      parser.feed(decoder.decode(value, { stream: true }));
+      if (handlerError) throw handlerError.error;
+      if (failure || done) break;
+      // The reply is whole once it has a finish_reason and, when the server counts them, usage:
+      // what may follow is `[DONE]` only.
+      if (reply.finish && reply.usage) break;
+    }
+    if (!failure && !done) {
+      parser.feed('\n\n'); // a last event without its blank line still counts
+      if (handlerError) throw handlerError.error;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  reply.toolCalls = calls.filter((c) => c && (c.name !== '' || c.arguments !== ''));
+  if (failure) throw new ChatStreamError(failure, 'error', reply.text);
+  if (!done && !reply.finish) {
+    throw new ChatStreamError(
+      'the reply stream ended before the server said it was complete (no finish_reason, no [DONE])',
+      'cut',
+      reply.text,
+    );
+  }
+  return reply;
+}
