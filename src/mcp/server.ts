@@ -26,8 +26,8 @@ import {
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, MemoryChange } from '../core/steps.js';
-import { refusalError } from '../memory/service.js';
 import { memoryProvenance } from '../memory/provenance.js';
+import { refusalError } from '../memory/service.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { guardSql } from '../sql/guard.js';

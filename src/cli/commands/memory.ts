@@ -16,8 +16,8 @@ import {
 import type { Schema } from '../../core/schema.js';
 import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
-import { refusalError } from '../../memory/service.js';
 import { memoryProvenance, provenanceLines, shortTime } from '../../memory/provenance.js';
+import { refusalError } from '../../memory/service.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -136,7 +136,8 @@ async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext):
   out({ scope, enabled, memories }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
     if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}${pc.dim(lastAppliedText(m))}\n`);
+    for (const m of memories)
+      io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}${pc.dim(lastAppliedText(m))}\n`);
   });
   return 0;
 }

@@ -12,8 +12,8 @@ import {
 } from '../../core/memory.js';
 import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
-import { refusalError } from '../../memory/service.js';
 import { memoryProvenance } from '../../memory/provenance.js';
+import { refusalError } from '../../memory/service.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
