@@ -4,17 +4,17 @@
  * `sqlrecall serve --users` on the demo database, with the scripted model server. FAILS (never
  * skips) when /usr/bin/chromium is absent. Screenshots go to test-artifacts/ (gitignored).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
 import { UserDirectory } from '../src/server/users.js';
-import { BIN, ROOT } from './support/cli.js';
+import { ARTIFACTS, launchChromium, prepareBrowserTest, startServe, stopServe } from './support/browser.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
@@ -22,8 +22,6 @@ import { type ScriptedOllama, startScriptedOllama } from './support/scripted/ser
 // biome-ignore lint/suspicious/noExplicitAny: browser globals, used only inside page.evaluate
 declare const getComputedStyle: any;
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test-artifacts');
 const INDIA = 'Always show me customers from India';
 const LOYAL = 'Loyal customer means a customer who came back after a complaint';
 const QUESTION = 'revenue per month of loyal customers';
@@ -42,35 +40,17 @@ function monthlySql(india: boolean): string {
     .join(' ');
 }
 
-/** Builds dist/web when it is missing or older than web/src. */
-function ensureWebBuilt(): void {
-  const index = join(ROOT, 'dist', 'web', 'index.html');
-  const newest = Math.max(
-    ...readdirSync(join(ROOT, 'web', 'src')).map((f) => statSync(join(ROOT, 'web', 'src', f)).mtimeMs),
-  );
-  if (existsSync(index) && statSync(index).mtimeMs >= newest) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', 'web'], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
-}
-
 describe('memory evidence in the web UI (Chromium)', () => {
   let home: string;
   let model: ScriptedOllama;
   let serve: ChildProcess;
   let url: string;
   let browser: Browser;
-  let serverLog = '';
+  let serverLog: () => string = () => '';
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `${CHROMIUM} is absent: the browser test needs Debian's chromium (apt-get install chromium)`,
-      );
-    ensureWebBuilt();
-    mkdirSync(ARTIFACTS, { recursive: true });
+    prepareBrowserTest();
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-browser-evidence-'));
     const dbDir = join(home, 'demo-shop');
     await createDemoDatabase(dbDir);
@@ -88,58 +68,16 @@ describe('memory evidence in the web UI (Chromium)', () => {
     const users = new UserDirectory(client);
     tokens.alice = await users.add('alice');
     await client.close();
-    serve = spawn(
-      process.execPath,
-      [
-        BIN,
-        'serve',
-        '--users',
-        '--port',
-        '0',
-        '--db',
-        `pglite:${dbDir}`,
-        '--ollama-host',
-        model.url,
-        '--home',
-        home,
-      ],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    serve.stderr?.on('data', (d) => {
-      serverLog += d;
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`serve did not start: ${serverLog}`)), 45_000);
-      serve.stdout?.on('data', (d) => {
-        out += d;
-        const m = /Listening on (http:\/\/\S+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      serve.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${serverLog}`)));
-    });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    const started = await startServe(`pglite:${dbDir}`, model.url, home);
+    serve = started.child;
+    url = started.url;
+    serverLog = started.log;
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close().catch(() => undefined);
-    if (serve && serve.exitCode === null) {
-      const exited = new Promise((r) => serve.once('exit', r));
-      serve.kill('SIGTERM');
-      await exited;
-    }
+    await stopServe(serve);
     await model?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
@@ -229,6 +167,6 @@ describe('memory evidence in the web UI (Chromium)', () => {
     await expect.poll(() => past.getByRole('table', { name: 'Result' }).locator('tbody tr').count()).toBe(6);
     await page.screenshot({ path: join(ARTIFACTS, 'browser-evidence-run-again.png') });
     await context.close();
-    expect(serverLog).not.toContain(tokens.alice!);
+    expect(serverLog()).not.toContain(tokens.alice!);
   }, 120_000);
 });

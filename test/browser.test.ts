@@ -6,19 +6,19 @@
  * test-artifacts/ (gitignored). With TEST_DATABASE_URL, Stop is also checked against server
  * PostgreSQL: the cancelled statement must leave pg_stat_activity.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
 import { UserDirectory } from '../src/server/users.js';
-import { BIN, ROOT } from './support/cli.js';
+import { ARTIFACTS, launchChromium, prepareBrowserTest, startServe, stopServe } from './support/browser.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
@@ -28,8 +28,6 @@ import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './supp
 // biome-ignore lint/suspicious/noExplicitAny: browser globals, used only inside page.evaluate
 declare const window: any, document: any, getComputedStyle: any;
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test-artifacts');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** A question whose SQL runs long (Stop is tested on it). */
@@ -63,56 +61,6 @@ function monthlySql(india: boolean): string {
     .replace(/^(.*?FROM orders o JOIN customers c ON c.id = o.customer_id) AND/, '$1 WHERE');
 }
 
-/** Builds dist/web when it is missing or older than web/src. */
-function ensureWebBuilt(): void {
-  const index = join(ROOT, 'dist', 'web', 'index.html');
-  const newest = Math.max(
-    ...readdirSync(join(ROOT, 'web', 'src')).map((f) => statSync(join(ROOT, 'web', 'src', f)).mtimeMs),
-  );
-  if (existsSync(index) && statSync(index).mtimeMs >= newest) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', 'web'], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
-}
-
-/** Starts `sqlrecall serve --users` on `db`, resolving its URL. */
-function startServe(
-  db: string,
-  modelUrl: string,
-  home: string,
-): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-  let log = '';
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--users', '--port', '0', '--db', db, '--ollama-host', modelUrl, '--home', home],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stderr?.on('data', (d) => {
-    log += d;
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${log}`)), 45_000);
-    child.stdout?.on('data', (d) => {
-      out += d;
-      const m = /Listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1]!, child, log: () => log });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${log}`)));
-  });
-}
-
-async function stopServe(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /** axe-core over the whole page (WCAG 2 A/AA rules); the violations, summarised. */
 async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the app's CSP (rightly) forbids injected script tags.
@@ -144,16 +92,11 @@ describe('web UI in Chromium', () => {
   let serve: ChildProcess;
   let url: string;
   let browser: Browser;
-  let serverLog = '';
+  let serverLog: () => string = () => '';
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `${CHROMIUM} is absent: the browser test needs Debian's chromium (apt-get install chromium)`,
-      );
-    ensureWebBuilt();
-    mkdirSync(ARTIFACTS, { recursive: true });
+    prepareBrowserTest();
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-browser-'));
     const dbDir = join(home, 'demo-shop');
     await createDemoDatabase(dbDir);
@@ -185,61 +128,16 @@ describe('web UI in Chromium', () => {
     tokens.erin = await users.add('erin');
     tokens.grace = await users.add('grace');
     await client.close();
-    serve = spawn(
-      process.execPath,
-      [
-        BIN,
-        'serve',
-        '--users',
-        '--port',
-        '0',
-        '--db',
-        `pglite:${dbDir}`,
-        '--ollama-host',
-        model.url,
-        '--home',
-        home,
-      ],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    serve.stderr?.on('data', (d) => {
-      serverLog += d;
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`serve did not start: ${serverLog}`)), 45_000);
-      serve.stdout?.on('data', (d) => {
-        out += d;
-        const m = /Listening on (http:\/\/\S+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      serve.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${serverLog}`)));
-    });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const started = await startServe(`pglite:${dbDir}`, model.url, home);
+    serve = started.child;
+    url = started.url;
+    serverLog = started.log;
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close().catch(() => undefined);
-    if (serve && serve.exitCode === null) {
-      const exited = new Promise((r) => serve.once('exit', r));
-      serve.kill('SIGTERM');
-      await exited;
-    }
+    await stopServe(serve);
     await model?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
@@ -335,8 +233,8 @@ describe('web UI in Chromium', () => {
     await page2.getByRole('region', { name: 'Memory bank' }).getByText('Nothing remembered yet.').waitFor();
     await page2.screenshot({ path: join(ARTIFACTS, 'browser-desktop-second-user.png') });
     await other.close();
-    expect(serverLog).not.toContain(tokens.alice!);
-    expect(serverLog).not.toContain(tokens.bob!);
+    expect(serverLog()).not.toContain(tokens.alice!);
+    expect(serverLog()).not.toContain(tokens.bob!);
   }, 90_000);
   for (const [width, height, name] of [
     [1280, 800, 'desktop'],
