@@ -194,9 +194,17 @@ type Mode = { connector: DatabaseConnector; owner: boolean };
  */
 const SOCKET_QUEUE_MAX = 1024;
 
-/** True for a failure of the connection to another process's socket (its owner went away). */
+/**
+ * True for a failure of the connection to another process's socket (its owner went away), while
+ * connecting or mid-statement: a statement here is read-only (and an analysis is rolled back), so
+ * running it again on the next owner repeats nothing.
+ */
 function ownerGone(error: unknown): boolean {
-  return error instanceof SqlrecallError && error.code === 'db_unreachable' && brokenConnection(error.cause);
+  return (
+    error instanceof SqlrecallError &&
+    (error.code === 'db_unreachable' || error.code === 'db_query') &&
+    brokenConnection(error.cause)
+  );
 }
 
 /** The connector on a data directory shared between processes (see the module comment). */

@@ -421,6 +421,9 @@ export interface SharedAccess<M> {
   detach(): Promise<M | undefined>;
 }
 
+/** How many times one call follows the directory to a new owner after its owner went away. */
+const OWNER_CHANGES_FOLLOWED = 4;
+
 /** See {@link SharedAccess}: the mode cell shared by the memory store and the `pglite:` connector. */
 export function sharedAccess<M>(options: SharedAccessOptions<M>): SharedAccess<M> {
   let mode: Promise<M> | undefined;
@@ -434,17 +437,21 @@ export function sharedAccess<M>(options: SharedAccessOptions<M>): SharedAccess<M
   return {
     current,
     async run<T>(fn: (m: M) => Promise<T>): Promise<T> {
-      const first = await current();
-      try {
-        return await fn(first);
-      } catch (error) {
-        if (!options.isClient(first) || !options.ownerGone(error)) throw error;
-        if (mode) {
-          const stale = mode;
-          mode = undefined;
-          void stale.then((m) => options.dropClient(m)).catch(() => undefined);
+      // Several processes may own the directory one after another while this one works (each
+      // exits when its command is done), so an owner that vanishes is followed a few times.
+      for (let attempt = 1; ; attempt += 1) {
+        const held = await current();
+        try {
+          return await fn(held);
+        } catch (error) {
+          if (!options.isClient(held) || !options.ownerGone(error) || attempt >= OWNER_CHANGES_FOLLOWED)
+            throw error;
+          if (mode) {
+            const stale = mode;
+            mode = undefined;
+            void stale.then((m) => options.dropClient(m)).catch(() => undefined);
+          }
         }
-        return fn(await current());
       }
     },
     async detach(): Promise<M | undefined> {
