@@ -66,7 +66,7 @@ describe('help', () => {
   it('the memory help names every subcommand, pin and unpin included', async () => {
     const text = (await help(['memory'])).replace(/\s+/g, ' ');
     for (const sub of MEMORY_SUBCOMMANDS) expect(text).toMatch(new RegExp(`\\b${sub}\\b`));
-    expect(text).toContain('pin or unpin');
+    expect(text).toContain('pin, unpin');
     expect(text).toContain(MEMORY_SUBCOMMANDS.join('|')); // the description's list too
   });
 
