@@ -8,6 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Assistant } from '../src/agent/assistant.js';
 import { MAX_SQL_CHARS } from '../src/agent/run-sql.js';
+import type { DatabaseConnector } from '../src/core/ports.js';
 import type { Step } from '../src/core/steps.js';
 import { createApp } from '../src/server/app.js';
 import type { ServerDeps } from '../src/server/deps.js';
@@ -42,12 +43,15 @@ const RESULT = {
 /** An app whose statements and questions wait for `hold.opened`; tokens are user names. */
 function blockedApp(hold: { opened: Promise<void> }, maxRequestsPerUser?: number) {
   const started: string[] = [];
-  const assistant = {
-    async runSql(sql: string) {
+  // Statements pass the real guard, then wait in the database until the latch opens.
+  const database = {
+    async execute(sql: string) {
       started.push(sql);
       await hold.opened;
-      return { sql, result: RESULT };
+      return RESULT;
     },
+  } as unknown as DatabaseConnector;
+  const assistant = {
     async *ask(): AsyncGenerator<Step> {
       started.push('ask');
       yield { type: 'classified', kind: 'question' } as unknown as Step;
@@ -58,6 +62,13 @@ function blockedApp(hold: { opened: Promise<void> }, maxRequestsPerUser?: number
   const deps: ServerDeps = {
     auth: { mode: 'users', users },
     assistant: async () => assistant,
+    sql: {
+      database: async () => database,
+      catalog: async () => {
+        throw new Error('not used');
+      },
+      limits: { allowTables: [], maxRows: 1000, statementTimeoutMs: 30_000, maxResultBytes: 1 << 20 },
+    },
     memory: async () => {
       throw new Error('not used');
     },

@@ -8,6 +8,7 @@
  */
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
+import { guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
 import { guardSqlOffThread } from '../sql/check-pool.js';
@@ -361,9 +362,7 @@ async function* extractAndGuard(
     const joined = extracted.statements.join(';\n');
     attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
-    throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
-      details: { sql: joined, rule: 'multiple-statements', attempts },
-    });
+    throw guardRefusal(extracted.reason, 'multiple-statements', { details: { sql: joined, attempts } });
   }
   if (!extracted.ok) {
     // A prose reply (a refusal, an explanation) is the model's reason: shown as it wrote it.
@@ -398,7 +397,5 @@ async function* extractAndGuard(
   }
   attempts.push({ sql: extracted.sql, error: verdict.reason });
   yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
-  throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
-    details: { sql: extracted.sql, rule: verdict.rule, attempts },
-  });
+  throw guardRefusal(verdict.reason, verdict.rule, { details: { sql: extracted.sql, attempts } });
 }

@@ -1,23 +1,46 @@
 /**
- * SQL a person wrote or edited (the web UI's "Edit SQL", `POST /api/sql`), run exactly like the
- * model's SQL: one statement, the same guard (allowlist and catalog-aware checks included), the same
- * row cap and statement timeout, read-only execution, cancelled through `signal`.
+ * The one path of SQL a person wrote or edited (`sqlrecall sql`, `POST /api/sql`, the MCP `sql`
+ * tool) and of a saved example reused without the model: one statement, extracted from the text,
+ * the same guard (allowlist included) and catalog-aware function policy as the model's SQL, the
+ * same row cap, byte budget and statement timeout, read-only execution, cancelled through `signal`,
+ * and a "did you mean" hint when a name is unknown. Front ends reach it through `app/run-sql.ts`.
  */
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
+import { guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import { extractSqlOffThread, guardSqlOffThread } from '../sql/check-pool.js';
 import { checkIdentifiers } from '../sql/identifiers.js';
 
-/** Longest SQL text accepted (characters), the same bound as a question's SQL reply is far below. */
+/** Longest SQL text accepted (characters): one statement, not a dump. */
 export const MAX_SQL_CHARS = 100_000;
+
+/**
+ * The usage error of a statement over {@link MAX_SQL_CHARS} characters.
+ * @param where where the text came from, with a trailing space (`on standard input `), or ''
+ */
+export function sqlTooLong(where = ''): SqlrecallError<'usage'> {
+  return new SqlrecallError(
+    'usage',
+    `The SQL ${where}is longer than ${MAX_SQL_CHARS.toLocaleString('en')} characters, the limit of one statement.`,
+    { details: { hint: 'Run one statement at a time; put long value lists in a table and join it.' } },
+  );
+}
+
+/** The catalog: a value, or a reader called only when a check needs it (see {@link RunSqlInput}). */
+export type CatalogSource = Schema | (() => Promise<Schema | undefined>);
 
 /** What {@link runCheckedSql} needs. */
 export interface RunSqlInput {
-  db: DatabaseConnector;
+  /** The database, or how to open it: opened only once the statement passed the guard. */
+  db: DatabaseConnector | (() => Promise<DatabaseConnector>);
   sql: string;
-  /** The catalog, for catalog-aware guard rules and the allowlist; absent: parser checks only. */
-  schema?: Schema;
+  /**
+   * The catalog, for the allowlist's search path and the "did you mean" hint. A reader is called
+   * only then (with an allowlist, or after an unknown name), so a plain statement costs no
+   * introspection. Absent: unqualified names resolve to `public`, and no hint.
+   */
+  schema?: CatalogSource;
   /** Allowlist mode (`--allow-tables`). */
   allowTables?: readonly string[];
   /** Row cap (the assistant's, default 1000). */
@@ -39,24 +62,22 @@ export interface RunSqlInput {
 export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; result: QueryResult }> {
   const text = input.sql.trim();
   if (text === '') throw new SqlrecallError('usage', 'There is no SQL to run.');
-  if (text.length > MAX_SQL_CHARS)
-    throw new SqlrecallError('usage', `The SQL is longer than ${MAX_SQL_CHARS} characters.`);
+  if (text.length > MAX_SQL_CHARS) throw sqlTooLong();
   // A long text is parsed and checked on a worker thread in a server (sql/check-pool.ts).
   const extracted = await extractSqlOffThread(text);
-  if (!extracted.ok && extracted.statements)
-    throw new SqlrecallError('guard_refused', `Refused: ${extracted.reason}`, {
-      details: { rule: 'multiple-statements' },
-    });
+  if (!extracted.ok && extracted.statements) throw guardRefusal(extracted.reason, 'multiple-statements');
+  const catalog = readOnce(input.schema);
+  const allowTables = input.allowTables ?? [];
   const verdict = await guardSqlOffThread(extracted.ok ? extracted.sql : text, {
-    allowTables: input.allowTables,
-    schema: input.schema,
+    allowTables,
+    // The allowlist resolves unqualified names through the search path: only it needs the catalog,
+    // and a catalog that cannot be read fails the statement rather than guessing `public`.
+    schema: allowTables.length > 0 ? await catalog() : undefined,
   });
-  if (!verdict.ok)
-    throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
-      details: { rule: verdict.rule },
-    });
+  if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
+  const db = typeof input.db === 'function' ? await input.db() : input.db;
   try {
-    const result = await input.db.execute(verdict.sql, {
+    const result = await db.execute(verdict.sql, {
       maxRows: input.maxRows,
       timeoutMs: input.timeoutMs,
       ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
@@ -64,8 +85,18 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     });
     return { sql: verdict.sql, result };
   } catch (error) {
-    throw await withNameHint(error, verdict.sql, async () => input.schema);
+    throw await withNameHint(error, verdict.sql, catalog);
   }
+}
+
+/** The catalog of `source`, read at most once (a failed read fails every caller the same way). */
+function readOnce(source: CatalogSource | undefined): () => Promise<Schema | undefined> {
+  if (typeof source !== 'function') return async () => source;
+  let read: Promise<Schema | undefined> | undefined;
+  return () => {
+    read ??= source();
+    return read;
+  };
 }
 
 /** SQLSTATEs of a name the database does not know: undefined_table, undefined_column. */
@@ -77,7 +108,7 @@ const UNKNOWN_NAME_STATES = new Set(['42P01', '42703']);
  * uses. Any other error, or no close name, comes back unchanged (as a SqlrecallError).
  * @param schema the catalog, read only when the error is about an unknown name
  */
-export async function withNameHint(
+async function withNameHint(
   error: unknown,
   sql: string,
   schema: () => Promise<Schema | undefined>,

@@ -12,27 +12,20 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { withNameHint } from '../agent/run-sql.js';
+import { ask } from '../app/ask.js';
+import { runSql, sqlDocument, sqlRuntimeOf } from '../app/run-sql.js';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
-import {
-  DEFAULT_MEMORY_TOP_K,
-  MEMORY_KINDS,
-  type MemoryKind,
-  type MemoryScope,
-  type MessageKind,
-} from '../core/memory.js';
+import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
-import type { Attempt, MemoryChange } from '../core/steps.js';
 import { memoryProvenance } from '../memory/provenance.js';
 import { refusalError } from '../memory/service.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
-import { guardSql } from '../sql/guard.js';
 import { renderSchema } from '../sql/render.js';
-import { boundedJson, boundedText, type RowsDocument } from './bounds.js';
+import { boundedJson, boundedText } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
 
 /** Names of the tools, in the order they are listed. */
@@ -259,60 +252,15 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
     guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime, signal) => {
-      const assistant = await runtime.assistant();
-      const doc: RowsDocument & {
-        question: string;
-        sql: string | null;
-        answer: string | null;
-        appliedMemories: { id: string; kind: MemoryKind; text: string }[];
-        recalledMemories: { id: string; kind: MemoryKind; text: string }[];
-        attempts: Attempt[];
-        kind?: MessageKind;
-        remembered?: MemoryChange[];
-        memoryProblems?: string[];
-        unanswerable?: string;
-        conversationId?: string;
-      } = {
-        question: args.question,
-        sql: null,
-        columns: [],
-        rows: [],
-        rowCount: 0,
-        truncated: false,
-        answer: null,
-        appliedMemories: [],
-        recalledMemories: [],
-        attempts: [],
-      };
-      for await (const step of assistant.ask({
+      const doc = await ask(await runtime.assistant(), {
         user: config.user,
-        team: config.team,
-        message: args.question,
-        skipAnswer: args.answer === false,
-        conversationId: args.conversation_id,
-        without: args.without,
+        ...(config.team !== undefined ? { team: config.team } : {}),
+        question: args.question,
+        ...(args.answer === false ? { skipAnswer: true } : {}),
+        ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
+        ...(args.without !== undefined ? { without: args.without } : {}),
         signal,
-      })) {
-        if (step.type === 'sql') doc.sql = step.sql;
-        else if (step.type === 'rows') {
-          doc.columns = step.result.columns.map((c) => c.name);
-          doc.rows = step.result.rows;
-          doc.rowCount = step.result.rowCount;
-          doc.truncated = step.result.truncated;
-          if (step.result.truncated) doc.truncatedReason = 'max_rows';
-        } else if (step.type === 'answer' || step.type === 'reply') doc.answer = step.text;
-        else if (step.type === 'done') {
-          const o = step.outcome;
-          doc.attempts = o.attempts;
-          doc.appliedMemories = o.appliedMemories;
-          doc.recalledMemories = o.recalledMemories;
-          if (o.kind !== undefined) doc.kind = o.kind;
-          if (o.remembered !== undefined) doc.remembered = o.remembered;
-          if (o.memoryProblems !== undefined) doc.memoryProblems = o.memoryProblems;
-          if (o.unanswerable !== undefined) doc.unanswerable = o.unanswerable;
-          if (o.conversationId !== undefined) doc.conversationId = o.conversationId;
-        }
-      }
+      });
       return textResult(boundedJson(doc, maxBytes));
     }),
   );
@@ -328,31 +276,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      let verdict = await guardSql(args.sql);
-      if (verdict.ok && config.allowTables.length > 0)
-        verdict = await guardSql(args.sql, {
-          allowTables: config.allowTables,
-          schema: await introspect(runtime),
-        });
-      if (!verdict.ok)
-        throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
-          details: { rule: verdict.rule },
-        });
-      const db = await runtime.database();
-      const result = await db
-        .execute(verdict.sql, { maxRows: config.maxRows, timeoutMs: config.statementTimeoutMs, signal })
-        .catch(async (error: unknown) => {
-          throw await withNameHint(error, verdict.sql, () => introspect(runtime));
-        });
-      const doc: RowsDocument & { sql: string } = {
-        sql: verdict.sql,
-        columns: result.columns.map((c) => c.name),
-        rows: result.rows,
-        rowCount: result.rowCount,
-        truncated: result.truncated,
-      };
-      if (result.truncated) doc.truncatedReason = 'max_rows';
-      return textResult(boundedJson(doc, maxBytes));
+      const run = await runSql({ sql: args.sql, signal }, sqlRuntimeOf(runtime));
+      return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );
 

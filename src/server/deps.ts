@@ -6,6 +6,7 @@
  */
 import type { Assistant } from '../agent/assistant.js';
 import type { ContextPlanner } from '../agent/context.js';
+import type { SqlRuntime } from '../app/run-sql.js';
 import type { EmbeddingModel } from '../core/ports.js';
 import type { MemoryService } from '../memory/service.js';
 import type { SqlMemoryStore } from '../memory/store/index.js';
@@ -68,6 +69,8 @@ export interface AccessLogEntry {
 export interface ServerDeps {
   auth: AuthMode;
   assistant(): Promise<Assistant>;
+  /** The user's database, catalog and limits for `POST /api/sql` (see `app/run-sql.ts`). */
+  sql: SqlRuntime;
   memory(): Promise<ServerMemory>;
   /** Chooses the schema context for `POST /api/schema/context`; default the whole schema. */
   planContext?: ContextPlanner;

@@ -3,6 +3,7 @@
  * store is opened on the caller's SQL client, which also holds the users and tokens tables.
  */
 import type { Assistant } from '../agent/assistant.js';
+import { sqlLimitsOf } from '../app/run-sql.js';
 import type { Config } from '../config/config.js';
 import { maskUrl } from '../core/redact.js';
 import { createPgliteClient, createPostgresClient, type SqlClient } from '../memory/store/index.js';
@@ -52,7 +53,7 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
   const config = runtime.config;
   const memory = () => runtime.memory({ client: options.client });
   let assistant: Promise<Assistant> | undefined;
-  return {
+  const deps: ServerDeps = {
     auth: options.auth,
     log: options.log,
     webRoot: options.webRoot,
@@ -74,6 +75,13 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
         });
       }
       return assistant;
+    },
+    sql: {
+      database: () => runtime.database(),
+      // The question pipeline's catalog (read once, renewed by a schema refresh): edited SQL and
+      // questions see the same tables.
+      catalog: async () => (await (await deps.assistant()).schema()).schema,
+      limits: sqlLimitsOf(config),
     },
     async health() {
       const [model, database, mem] = await Promise.all([
@@ -101,4 +109,5 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
       };
     },
   };
+  return deps;
 }

@@ -165,12 +165,16 @@ export const ChartSchema = z
   })
   .openapi('ChartSpec');
 
-/** `POST /api/ask` with `Accept: application/json`: the `ask --json` document plus the chart. */
+/**
+ * `POST /api/ask` with `Accept: application/json`: the ask document, the same as `ask --json` and
+ * the MCP `ask` tool print (`app/ask.ts`).
+ */
 export const AskResponseSchema = z
   .object({
     question: z.string(),
     sql: z.string().nullable(),
-    columns: z.array(z.object({ name: z.string(), type: z.string() })),
+    /** Column names, in order (their types are `columnTypes`). */
+    columns: z.array(z.string()),
     /** Type name of each column (issue 14 value contract; README "How values reach you"). */
     columnTypes: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),

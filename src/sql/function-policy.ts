@@ -19,6 +19,7 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { Json, JsonObject } from '../core/json.js';
 import type { DatabaseConnector, ExecuteOptions, QueryResult } from '../core/ports.js';
+import { guardRefusal } from '../core/refusal.js';
 import {
   CHECKED_LANGUAGES,
   COMPILED_LANGUAGES,
@@ -891,10 +892,7 @@ export function withFunctionPolicy(
     close: () => db.close(),
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       const verdict = await policy.check(sql);
-      if (!verdict.ok)
-        throw new SqlrecallError('guard_refused', `Refused: ${verdict.reason.replace(/^refused: /, '')}`, {
-          details: { rule: verdict.rule },
-        });
+      if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
       return db.execute(sql, executeOptions);
     },
   };

@@ -2,12 +2,9 @@
  * `sqlrecall ask "<question>"`: one question through the whole pipeline.
  */
 
-import type { Assistant } from '../../agent/assistant.js';
+import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
-import type { MemoryKind } from '../../core/memory.js';
-import type { QueryResult } from '../../core/ports.js';
-import type { Attempt, MemoryChange } from '../../core/steps.js';
 import { userTimeZone } from '../../memory/expiry.js';
 import { pc } from '../colors.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
@@ -16,43 +13,6 @@ import { errorJson, printError, printJson, printResult, printSql } from '../outp
 import type { GlobalOptions } from '../program.js';
 import { startSpinner } from '../progress.js';
 import { withRuntime } from '../with-runtime.js';
-
-/** The `ask --json` document (DESIGN.md "CLI contract"). */
-export interface AskJson {
-  question: string;
-  sql: string | null;
-  columns: string[];
-  /** Type name of each column as the server reports it (`int8`, `jsonb`, …); issue 14. */
-  columnTypes: string[];
-  rows: QueryResult['rows'];
-  rowCount: number;
-  truncated: boolean;
-  /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
-  truncatedReason?: 'max_rows' | 'max_bytes';
-  answer: string | null;
-  /** Memories whose predicate was verified in the SQL. */
-  appliedMemories: { id: string; kind: MemoryKind; text: string }[];
-  /** Memories that reached the prompt but could not be verified in the SQL (see `AskOutcome`). */
-  recalledMemories: { id: string; kind: MemoryKind; text: string }[];
-  /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
-  setAsideMemories?: { id: string; kind: MemoryKind; text: string; reason: string }[];
-  attempts: Attempt[];
-  /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
-  unanswerable?: string;
-  /** question | instruction | both | command | neither (with memory on). */
-  kind?: string;
-  /** Changes this message made to the user's memories. */
-  remembered?: MemoryChange[];
-  /** Facts that could not be read or stored (never dropped silently). */
-  memoryProblems?: string[];
-  /** The conversation of this turn (continue it with `--conversation ID`). */
-  conversationId?: string;
-  /** Set when the answer was made without the model (issue 19): `example` or `rules`. */
-  path?: 'model' | 'example' | 'rules';
-  /** The saved example reused (path `example`). */
-  exampleId?: string;
-  error?: { code: string; message: string };
-}
 
 /** Options of {@link answerQuestion}. */
 export interface AnswerOptions {
@@ -95,30 +55,22 @@ export function recalledLine(memories: { id: string; text: string }[]): string {
  */
 export async function answerQuestion(
   io: CliIO,
-  assistant: Assistant,
+  assistant: AskPipeline,
   question: string,
   options: AnswerOptions,
 ): Promise<number> {
-  const doc: AskJson = {
-    question,
-    sql: null,
-    columns: [],
-    columnTypes: [],
-    rows: [],
-    rowCount: 0,
-    truncated: false,
-    answer: null,
-    appliedMemories: [],
-    recalledMemories: [],
-    attempts: [],
-  };
   const human = !options.json;
   const spinner = startSpinner(io, 'Writing SQL…');
+  const progress = new AskProgress(question);
   let answering = false;
+  // What the human output has shown so far (the steps arrive in pipeline order).
+  let sql: string | null = null;
+  let answer: string | null = null;
+  let kind: string | undefined;
   try {
-    for await (const step of assistant.ask({
+    const steps = askSteps(assistant, {
       user: options.user,
-      message: question,
+      question,
       signal: options.signal,
       skipAnswer: options.skipAnswer,
       team: options.team,
@@ -126,11 +78,20 @@ export async function answerQuestion(
       without: options.without,
       confirmDeletes: options.confirmDeletes,
       timeZone: userTimeZone(io.env),
-      ...(options.noModel ? { noModel: true } : {}),
-    })) {
+      noModel: options.noModel,
+    });
+    let doc: AskDocument;
+    for (;;) {
+      const next = await steps.next();
+      if (next.done) {
+        doc = next.value;
+        break;
+      }
+      const step = next.value;
+      progress.see(step);
       switch (step.type) {
         case 'sql':
-          doc.sql = step.sql;
+          sql = step.sql;
           spinner.stop();
           if (human) printSql(io, step.sql);
           spinner.start('Running the query…');
@@ -142,16 +103,10 @@ export async function answerQuestion(
           break;
         case 'rows':
           spinner.stop();
-          doc.columns = step.result.columns.map((c) => c.name);
-          doc.rows = step.result.rows;
-          doc.rowCount = step.result.rowCount;
-          doc.columnTypes = step.result.columns.map((c) => c.type);
-          doc.truncated = step.result.truncated;
-          if (step.result.truncatedReason !== undefined) doc.truncatedReason = step.result.truncatedReason;
           if (human)
             printResult(io, step.result, options.maxRows, options.maxResultBytes, {
               surface: options.surface ?? 'command',
-              ...(doc.sql !== null ? { sql: doc.sql } : {}),
+              ...(sql !== null ? { sql } : {}),
             });
           if (!options.skipAnswer) spinner.start('Writing the answer…');
           break;
@@ -163,17 +118,15 @@ export async function answerQuestion(
           if (human) io.stdout.write(step.text);
           break;
         case 'answer':
-          doc.answer = step.text;
+          answer = step.text;
           if (human) io.stdout.write('\n');
-          if (doc.kind === 'both') spinner.start('Remembering…');
+          if (kind === 'both') spinner.start('Remembering…');
           break;
         case 'classified':
-          doc.kind = step.kind;
+          kind = step.kind;
           break;
         case 'fallback':
           spinner.stop();
-          doc.path = step.path;
-          if (step.exampleId) doc.exampleId = step.exampleId;
           if (human)
             io.stderr.write(
               `${pc.dim(step.path === 'example' ? `reused example [${step.exampleId!.slice(0, 8)}] (${step.why})` : `rule-based answer (${step.why})`)}\n`,
@@ -181,36 +134,26 @@ export async function answerQuestion(
           break;
         case 'reply':
           spinner.stop();
-          doc.answer = step.text;
+          answer = step.text;
           if (human) io.stdout.write(`${step.text}\n`);
           break;
         case 'remembered':
           spinner.stop();
-          if (human && (doc.sql !== null || doc.answer !== null)) {
+          if (human && (sql !== null || answer !== null)) {
             // After an answer: say what was learned from the instruction part of the message.
             for (const c of step.changes)
               io.stdout.write(`${pc.dim(`Remembered [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}`)}\n`);
             for (const p of step.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
           }
           break;
-        case 'done':
-          doc.attempts = step.outcome.attempts;
-          doc.appliedMemories = step.outcome.appliedMemories;
-          doc.recalledMemories = step.outcome.recalledMemories;
-          if (step.outcome.setAsideMemories !== undefined)
-            doc.setAsideMemories = step.outcome.setAsideMemories;
-          if (step.outcome.unanswerable !== undefined) doc.unanswerable = step.outcome.unanswerable;
-          if (step.outcome.kind !== undefined) doc.kind = step.outcome.kind;
-          if (step.outcome.remembered !== undefined) doc.remembered = step.outcome.remembered;
-          if (step.outcome.memoryProblems !== undefined) doc.memoryProblems = step.outcome.memoryProblems;
-          if (step.outcome.conversationId !== undefined) doc.conversationId = step.outcome.conversationId;
-          if (human && doc.appliedMemories.length > 0) {
-            io.stdout.write(`${pc.dim(appliedLine(doc.appliedMemories))}\n`);
-          }
-          if (human && doc.recalledMemories.length > 0) {
-            io.stdout.write(`${pc.dim(recalledLine(doc.recalledMemories))}\n`);
-          }
+        case 'done': {
+          const { appliedMemories, recalledMemories } = step.outcome;
+          if (human && appliedMemories.length > 0)
+            io.stdout.write(`${pc.dim(appliedLine(appliedMemories))}\n`);
+          if (human && recalledMemories.length > 0)
+            io.stdout.write(`${pc.dim(recalledLine(recalledMemories))}\n`);
           break;
+        }
         default:
           break;
       }
@@ -222,11 +165,8 @@ export async function answerQuestion(
     spinner.stop();
     if (answering) io.stdout.write('\n');
     const err = toSqlrecallError(error);
-    const attempts = err.details.attempts;
-    if (Array.isArray(attempts)) doc.attempts = attempts as Attempt[];
-    if (!doc.sql && 'sql' in err.details && typeof err.details.sql === 'string') doc.sql = err.details.sql;
     printError(io, err);
-    if (options.json) printJson(io, { ...doc, error: errorJson(err) });
+    if (options.json) printJson(io, { ...progress.failed(err), error: errorJson(err) });
     return err.exitCode;
   }
 }

@@ -4,27 +4,16 @@
  * comment. `--json` streams one JSON document (row by row, never one giant string). Ctrl-C
  * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
-import { MAX_SQL_CHARS, withNameHint } from '../../agent/run-sql.js';
+import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
+import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
 import type { Config } from '../../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
-import type { QueryResult } from '../../core/ports.js';
-import type { Schema } from '../../core/schema.js';
 import { Runtime } from '../../runtime/runtime.js';
-import { guardSql } from '../../sql/guard.js';
 import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
 import { errorJson, printError, printJson, printResult, writeJsonStreaming } from '../output.js';
 import type { GlobalOptions } from '../program.js';
-
-/** The usage error of a statement over {@link MAX_SQL_CHARS}, the limit of `POST /api/sql` too. */
-function tooLong(where: string): SqlrecallError {
-  return new SqlrecallError(
-    'usage',
-    `The SQL ${where}is longer than ${MAX_SQL_CHARS.toLocaleString('en')} characters, the limit of one statement.`,
-    { details: { hint: 'Run one statement at a time; put long value lists in a table and join it.' } },
-  );
-}
 
 /**
  * Reads the statement from stdin, at most {@link MAX_SQL_CHARS} characters: reading stops as soon
@@ -37,32 +26,12 @@ async function readStdin(io: CliIO): Promise<string> {
   for await (const chunk of io.stdin) {
     const buffer = Buffer.from(chunk as Buffer);
     bytes += buffer.length;
-    if (bytes > MAX_SQL_CHARS * 4) throw tooLong('on standard input ');
+    if (bytes > MAX_SQL_CHARS * 4) throw sqlTooLong('on standard input ');
     chunks.push(buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.length > MAX_SQL_CHARS) throw tooLong('on standard input ');
+  if (text.length > MAX_SQL_CHARS) throw sqlTooLong('on standard input ');
   return text;
-}
-
-/** The user-facing refusal: `Refused: pg_sleep can stall the database`. */
-export function refusal(reason: string, rule: string): SqlrecallError {
-  return new SqlrecallError('guard_refused', `Refused: ${reason.replace(/^refused: /, '')}`, {
-    details: { rule },
-  });
-}
-
-/** The `sql --json` document (README "How values reach you"). */
-export function sqlJson(sql: string, result: QueryResult): Record<string, unknown> {
-  return {
-    sql,
-    columns: result.columns.map((c) => c.name),
-    columnTypes: result.columns.map((c) => c.type),
-    rows: result.rows,
-    rowCount: result.rowCount,
-    truncated: result.truncated,
-    ...(result.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
-  };
 }
 
 /** Runs `sql`. */
@@ -75,43 +44,26 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   try {
     config = configFrom(io, opts, { demoDefault: true });
     if (sql.trim() === '-') sql = await readStdin(io);
-    else if (sql.length > MAX_SQL_CHARS) throw tooLong('');
     if (sql.trim() === '')
       throw new SqlrecallError('usage', 'There is no SQL to run.', {
         details: {
           hint: 'Give one statement, e.g. sqlrecall sql "SELECT count(*) FROM orders", or - to read it from stdin.',
         },
       });
-    const allowTables = config.allowTables;
-    // The allowlist resolves unqualified names through the search path: it needs the catalog.
-    let schema: Schema | undefined;
-    let verdict = await guardSql(sql);
-    if (verdict.ok && allowTables.length > 0) {
-      runtime = new Runtime(config);
-      const catalog = await runtime.database();
-      schema = await catalog.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
-      verdict = await guardSql(sql, { allowTables, schema });
-    }
-    if (!verdict.ok) throw refusal(verdict.reason, verdict.rule);
-    runtime ??= new Runtime(config);
-    const db = await runtime.database();
-    const schemas = config.schemas;
-    const result = await db
-      .execute(verdict.sql, {
-        maxRows: config.maxRows,
-        timeoutMs: config.statementTimeoutMs,
-        maxBytes: config.maxResultBytes,
-        signal: interrupt.signal,
-      })
-      .catch(async (error: unknown) => {
-        throw await withNameHint(
-          error,
-          verdict.sql,
-          async () => schema ?? db.introspect({ schemas: schemas.length ? schemas : undefined }),
-        );
-      });
-    if (json) await writeJsonStreaming(io, sqlJson(verdict.sql, result));
-    else printResult(io, result, config.maxRows, config.maxResultBytes, { sql: verdict.sql });
+    // The database opens only for a statement the guard accepts (or to resolve an allowlist).
+    const settings = config;
+    const run = await runSqlUseCase(
+      { sql, signal: interrupt.signal },
+      sqlRuntimeOf({
+        config: settings,
+        database: () => {
+          runtime ??= new Runtime(settings);
+          return runtime.database();
+        },
+      }),
+    );
+    if (json) await writeJsonStreaming(io, sqlDocument(run));
+    else printResult(io, run.result, config.maxRows, config.maxResultBytes, { sql: run.sql });
     return 0;
   } catch (error) {
     const err = toSqlrecallError(error);

@@ -6,6 +6,7 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { DEFAULT_MAX_RESULT_BYTES, type ExecuteOptions, type QueryResult } from '../../core/ports.js';
+import { guardRefusal } from '../../core/refusal.js';
 import type { Queryable } from './queryable.js';
 import type { TypeNameCache } from './type-names.js';
 import { convertValue } from './values.js';
@@ -134,10 +135,10 @@ export async function beginForced(
       message.toLowerCase().includes(name),
     );
     if (setting === undefined) throw error;
-    throw new SqlrecallError(
-      'guard_refused',
-      `Refused: the database does not accept ${setting} for this session (${message}), so it might read the statement differently from the guard.`,
-      { cause: error, details: { rule: 'parsing-settings' } },
+    throw guardRefusal(
+      `the database does not accept ${setting} for this session (${message}), so it might read the statement differently from the guard.`,
+      'parsing-settings',
+      { cause: error },
     );
   }
 }

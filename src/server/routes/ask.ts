@@ -8,8 +8,8 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import type { AskOutcome, Step } from '../../core/steps.js';
-import { chartFor } from '../chart.js';
+import { type AskRequest, ask, askDocument, askSteps } from '../../app/ask.js';
+import type { Step } from '../../core/steps.js';
 import { type AppEnv, errorBody, sendError } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { streamJsonResponse } from '../json-stream.js';
@@ -38,34 +38,6 @@ const route = createRoute({
     503: { description: 'model or database unavailable', content: errorResponses[400].content },
   },
 });
-
-/** The JSON document of an outcome (`ask --json` plus the chart). */
-export function askDocument(outcome: AskOutcome): z.infer<typeof AskResponseSchema> {
-  const result = outcome.result;
-  return {
-    question: outcome.question,
-    sql: outcome.sql,
-    columns: result?.columns ?? [],
-    columnTypes: result?.columns.map((c) => c.type) ?? [],
-    rows: result?.rows ?? [],
-    rowCount: result?.rowCount ?? 0,
-    truncated: result?.truncated ?? false,
-    ...(result?.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
-    answer: outcome.answer,
-    appliedMemories: outcome.appliedMemories,
-    recalledMemories: outcome.recalledMemories,
-    ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
-    attempts: outcome.attempts,
-    chart: chartFor(result),
-    ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
-    ...(outcome.remembered !== undefined ? { remembered: outcome.remembered } : {}),
-    ...(outcome.memoryProblems !== undefined ? { memoryProblems: outcome.memoryProblems } : {}),
-    ...(outcome.conversationId !== undefined ? { conversationId: outcome.conversationId } : {}),
-    ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
-    ...(outcome.path !== undefined ? { path: outcome.path } : {}),
-    ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
-  };
-}
 
 /**
  * The SSE events of one step: `done` becomes `applied`, `chart`, then `done` without the rows
@@ -103,13 +75,13 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const principal = c.get('principal');
     const assistant = await deps.assistant();
     const accept = c.req.header('accept') ?? '';
-    const input = {
+    const request: AskRequest = {
       user: principal.user,
-      team: principal.team,
-      message: body.question,
-      conversationId: body.conversationId,
-      without: body.without,
-      skipAnswer: body.skipAnswer,
+      ...(principal.team !== undefined ? { team: principal.team } : {}),
+      question: body.question,
+      ...(body.conversationId !== undefined ? { conversationId: body.conversationId } : {}),
+      ...(body.without !== undefined ? { without: body.without } : {}),
+      ...(body.skipAnswer ? { skipAnswer: true } : {}),
       // The browser's zone: days a message names ("until Friday") are the user's days.
       ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
     };
@@ -117,13 +89,13 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       const controller = new AbortController();
       c.req.raw.signal?.addEventListener('abort', () => controller.abort());
       try {
-        let outcome: AskOutcome | undefined;
-        for await (const step of assistant.ask({ ...input, signal: controller.signal })) {
-          if (step.type === 'done') outcome = step.outcome;
-        }
-        if (!outcome) throw new Error('the pipeline ended without an outcome');
-        // Streamed row by row: a result near the byte budget is never one giant string (issue 14).
-        return streamJsonResponse(askDocument(outcome));
+        // The published schema describes exactly the ask document (checked here at compile time).
+        const doc: z.infer<typeof AskResponseSchema> = await ask(assistant, {
+          ...request,
+          signal: controller.signal,
+        });
+        // Streamed row by row: a result near the byte budget is never one giant string.
+        return streamJsonResponse(doc);
       } catch (error) {
         return sendError(c, error);
       }
@@ -136,7 +108,7 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       if (c.req.raw.signal?.aborted) controller.abort();
       let id = 0;
       try {
-        for await (const step of assistant.ask({ ...input, signal: controller.signal })) {
+        for await (const step of askSteps(assistant, { ...request, signal: controller.signal })) {
           for (const e of eventsOf(step)) {
             await stream.writeSSE({ event: e.event, data: JSON.stringify(e.data), id: String(id++) });
           }

@@ -6,7 +6,8 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
-import { chartFor } from '../chart.js';
+import { chartFor } from '../../app/chart.js';
+import { runSql } from '../../app/run-sql.js';
 import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { ChartSchema, errorResponses } from '../schemas.js';
@@ -53,8 +54,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const assistant = await deps.assistant();
-    const { sql: checked, result } = await assistant.runSql(sql, controller.signal);
+    const { sql: checked, result } = await runSql({ sql, signal: controller.signal }, deps.sql);
     return c.json(
       {
         sql: checked,

@@ -1,6 +1,7 @@
 /**
- * Chooses a chart for a result (issue 6): exactly one category or date column plus one or more
- * numeric columns → a line chart over a date axis, a bar chart over categories. Otherwise none.
+ * Chooses a chart for a result: exactly one category or date column plus one or more numeric
+ * columns → a line chart over a date axis, a bar chart over categories. Otherwise none. Part of
+ * the ask document (every surface gets the same suggestion; the web UI draws it).
  */
 import { baseTypeName, isNumericType } from '../core/pg-types.js';
 import type { QueryResult } from '../core/ports.js';

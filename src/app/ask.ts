@@ -1,0 +1,211 @@
+/**
+ * The `ask` use case: one message through the question pipeline, ending in one
+ * {@link AskDocument}. `sqlrecall ask --json`, `POST /api/ask` (its JSON body, and the `done`
+ * event of its stream) and the MCP `ask` tool all print this document, built here from the
+ * pipeline's {@link AskOutcome} and nowhere else; front ends that show progress read the steps
+ * on the way.
+ */
+import type { AskInput } from '../agent/assistant.js';
+import { SqlrecallError } from '../core/errors.js';
+import type { MessageKind } from '../core/memory.js';
+import type { QueryResult } from '../core/ports.js';
+import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
+import { type ChartSpec, chartFor } from './chart.js';
+
+/**
+ * The result of one question, the same on every surface. Values follow the value contract
+ * (bigint and numeric as exact strings, dates as ISO strings, JSON as text).
+ */
+export type AskDocument = {
+  /** The message as the user wrote it. */
+  question: string;
+  /** The statement that ran; null when none did (an instruction, an unanswerable question). */
+  sql: string | null;
+  /** Column names of the result, in order. */
+  columns: string[];
+  /** The server's type name of each column (`int8`, `jsonb`, …), in the order of `columns`. */
+  columnTypes: string[];
+  rows: QueryResult['rows'];
+  /** Rows returned (never more than the row cap). */
+  rowCount: number;
+  /** True when the statement had more rows than the row cap, or more bytes than the budget. */
+  truncated: boolean;
+  /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
+  truncatedReason?: 'max_rows' | 'max_bytes';
+  /** The short answer written from the rows, or the reply to a message without SQL; null: none. */
+  answer: string | null;
+  /** Memories whose condition was verified in the SQL. */
+  appliedMemories: AppliedMemory[];
+  /** Memories that reached the prompt but could not be verified in the SQL. */
+  recalledMemories: AppliedMemory[];
+  /** Standing preferences set aside because the question asked for what they filter out. */
+  setAsideMemories?: (AppliedMemory & { reason: string })[];
+  /** Every statement tried, oldest first, with why a failed one failed. */
+  attempts: Attempt[];
+  /** A chart that fits the rows (a bar or line chart), or null. */
+  chart: ChartSpec | null;
+  /** question | instruction | both | command | neither (with memory on). */
+  kind?: MessageKind;
+  /** Changes this message made to the user's memories. */
+  remembered?: MemoryChange[];
+  /** Facts that could not be read or stored (never dropped silently). */
+  memoryProblems?: string[];
+  /** The conversation of this turn (a follow-up passes it back). */
+  conversationId?: string;
+  /** Set when this database has no data for the question: the model's reason (possibly ''). */
+  unanswerable?: string;
+  /** Set when the answer was made without the model: `example` or `rules`. */
+  path?: 'model' | 'example' | 'rules';
+  /** The saved example reused (path `example`). */
+  exampleId?: string;
+};
+
+/** The {@link AskDocument} of an outcome. */
+export function askDocument(outcome: AskOutcome): AskDocument {
+  const result = outcome.result;
+  return {
+    question: outcome.question,
+    sql: outcome.sql,
+    columns: result?.columns.map((c) => c.name) ?? [],
+    columnTypes: result?.columns.map((c) => c.type) ?? [],
+    rows: result?.rows ?? [],
+    rowCount: result?.rowCount ?? 0,
+    truncated: result?.truncated ?? false,
+    ...(result?.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
+    answer: outcome.answer,
+    appliedMemories: outcome.appliedMemories,
+    recalledMemories: outcome.recalledMemories,
+    ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
+    attempts: outcome.attempts,
+    chart: chartFor(result),
+    ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
+    ...(outcome.remembered !== undefined ? { remembered: outcome.remembered } : {}),
+    ...(outcome.memoryProblems !== undefined ? { memoryProblems: outcome.memoryProblems } : {}),
+    ...(outcome.conversationId !== undefined ? { conversationId: outcome.conversationId } : {}),
+    ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
+    ...(outcome.path !== undefined ? { path: outcome.path } : {}),
+    ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
+  };
+}
+
+/** The question pipeline an ask runs on (the runtime's Assistant). */
+export interface AskPipeline {
+  ask(input: AskInput): AsyncGenerator<Step, AskOutcome>;
+}
+
+/** One message, as every front end passes it after parsing its own input. */
+export interface AskRequest {
+  /** Whose memories apply (the signed-in or configured user; never taken from the message). */
+  user: string;
+  /** The user's team, whose shared memories also apply. */
+  team?: string;
+  /** The message, at most 4,000 characters (checked before any model call). */
+  question: string;
+  /** Conversation to continue; default a fresh one. */
+  conversationId?: string;
+  /** Memory ids (or id prefixes) not to apply. */
+  without?: string[];
+  /** Skip the written answer (SQL and rows only). */
+  skipAnswer?: boolean;
+  /** A plain-language "forget …" may delete without asking (`ask --yes`); default false. */
+  confirmDeletes?: boolean;
+  /** Answer only from saved examples and rules, never calling the model (`ask --no-model`). */
+  noModel?: boolean;
+  /** The user's IANA time zone, for days a message names; default the configured or process zone. */
+  timeZone?: string;
+  /** Aborting it stops the model call and cancels the running statement. */
+  signal?: AbortSignal;
+}
+
+/** The pipeline input of a request. */
+function inputOf(request: AskRequest): AskInput {
+  return {
+    user: request.user,
+    message: request.question,
+    ...(request.team !== undefined ? { team: request.team } : {}),
+    ...(request.conversationId !== undefined ? { conversationId: request.conversationId } : {}),
+    ...(request.without !== undefined ? { without: request.without } : {}),
+    ...(request.skipAnswer ? { skipAnswer: true } : {}),
+    ...(request.confirmDeletes ? { confirmDeletes: true } : {}),
+    ...(request.noModel ? { noModel: true } : {}),
+    ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
+}
+
+/**
+ * Runs one message, yielding the pipeline's steps as they happen (for progress and streams);
+ * returns its {@link AskDocument}.
+ * @throws SqlrecallError `usage` (empty or too long), `guard_refused`, `sql_not_found`, `model_*`,
+ *   `db_*`, `cancelled` — after the steps that led to it were yielded; `internal` when the pipeline
+ *   ends without an outcome
+ */
+export async function* askSteps(
+  pipeline: AskPipeline,
+  request: AskRequest,
+): AsyncGenerator<Step, AskDocument> {
+  const outcome = yield* pipeline.ask(inputOf(request));
+  if (!outcome) throw new SqlrecallError('internal', 'The question pipeline ended without an outcome.');
+  return askDocument(outcome);
+}
+
+/**
+ * Runs one message to its end.
+ * @returns its {@link AskDocument}
+ * @throws as {@link askSteps}
+ */
+export async function ask(pipeline: AskPipeline, request: AskRequest): Promise<AskDocument> {
+  const steps = askSteps(pipeline, request);
+  for (;;) {
+    const next = await steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * What a failed ask had done before its error, as a partial {@link AskDocument}: the SQL tried
+ * (from the steps, else from the error), the rows if they came, the message kind and the path.
+ * Feed it every step with {@link AskProgress.see}; `ask --json` prints {@link AskProgress.failed}
+ * next to the error, so a script sees the attempts that led to it.
+ */
+export class AskProgress {
+  private readonly outcome: AskOutcome;
+
+  /** @param question the message as the user wrote it */
+  constructor(question: string) {
+    this.outcome = {
+      question,
+      sql: null,
+      result: null,
+      answer: null,
+      attempts: [],
+      appliedMemories: [],
+      recalledMemories: [],
+    };
+  }
+
+  /** Records what one step says. */
+  see(step: Step): void {
+    const o = this.outcome;
+    if (step.type === 'sql') o.sql = step.sql;
+    else if (step.type === 'rows') o.result = step.result;
+    else if (step.type === 'answer' || step.type === 'reply') o.answer = step.text;
+    else if (step.type === 'classified') o.kind = step.kind;
+    else if (step.type === 'fallback') {
+      o.path = step.path;
+      if (step.exampleId !== undefined) o.exampleId = step.exampleId;
+    }
+  }
+
+  /**
+   * The partial document at the moment of `error`: the error's `attempts` and `sql` (the
+   * statement refused or failed) fill what the steps did not say.
+   */
+  failed(error: SqlrecallError): AskDocument {
+    const details = error.details as { attempts?: unknown; sql?: unknown };
+    const doc = askDocument(this.outcome);
+    if (Array.isArray(details.attempts)) doc.attempts = details.attempts as Attempt[];
+    if (doc.sql === null && typeof details.sql === 'string') doc.sql = details.sql;
+    return doc;
+  }
+}

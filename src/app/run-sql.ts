@@ -1,0 +1,124 @@
+/**
+ * The `runSql` use case: one statement a person wrote, checked and run the same way on every
+ * surface (`sqlrecall sql`, `POST /api/sql`, the MCP `sql` tool). The checks themselves (length
+ * cap, extraction, guard and allowlist, function policy, limits, cancellation, the "did you mean"
+ * hint) are {@link runCheckedSql}'s, the one path the question pipeline uses for saved examples
+ * too; this module gives it the configured limits and the user's database, and shapes the result
+ * document the CLI and MCP print.
+ */
+import { runCheckedSql } from '../agent/run-sql.js';
+import type { Config } from '../config/config.js';
+import type { DatabaseConnector, QueryResult } from '../core/ports.js';
+import type { Schema } from '../core/schema.js';
+
+/** The configured limits every user statement runs under. */
+export interface SqlLimits {
+  /** Allowlist mode (`--allow-tables`): the only relations a statement may read; empty: none. */
+  allowTables: readonly string[];
+  /** Row cap (`--max-rows`). */
+  maxRows: number;
+  /** Statement timeout, in milliseconds. */
+  statementTimeoutMs: number;
+  /** Result byte budget (`--max-result-bytes`), in bytes. */
+  maxResultBytes: number;
+}
+
+/** What {@link runSql} needs of the running application. */
+export interface SqlRuntime {
+  /** The user's database (behind the function policy); opened only for a statement the guard accepts. */
+  database(): Promise<DatabaseConnector>;
+  /** The catalog; read only when a check needs it (an allowlist, or a name the database does not know). */
+  catalog(): Promise<Schema>;
+  limits: SqlLimits;
+}
+
+/** The limits of a configuration. */
+export function sqlLimitsOf(config: Config): SqlLimits {
+  return {
+    allowTables: config.allowTables,
+    maxRows: config.maxRows,
+    statementTimeoutMs: config.statementTimeoutMs,
+    maxResultBytes: config.maxResultBytes,
+  };
+}
+
+/**
+ * {@link SqlRuntime} over a runtime's database and configuration (the catalog read with the
+ * configured schemas).
+ */
+export function sqlRuntimeOf(runtime: {
+  config: Config;
+  database(): Promise<DatabaseConnector>;
+}): SqlRuntime {
+  const schemas = runtime.config.schemas;
+  return {
+    database: () => runtime.database(),
+    catalog: async () =>
+      (await runtime.database()).introspect({ schemas: schemas.length ? schemas : undefined }),
+    limits: sqlLimitsOf(runtime.config),
+  };
+}
+
+/** One statement to run. */
+export interface RunSqlRequest {
+  /** The statement as the person gave it (a leading comment or a code fence is fine). */
+  sql: string;
+  /** Aborting it cancels the running statement on the server. */
+  signal?: AbortSignal;
+}
+
+/** A statement that ran: as the guard normalised it, and its rows. */
+export interface SqlRun {
+  sql: string;
+  result: QueryResult;
+}
+
+/**
+ * Checks and runs one statement a person wrote.
+ * @throws SqlrecallError `usage` (empty, or over 100,000 characters), `guard_refused` (several
+ *   statements, a write, a refused function or relation; the message is always `Refused: …`),
+ *   `config` (no database), `db_*` (the database's own error, with a "did you mean" hint for an
+ *   unknown name; or its cancellation), `result_too_large`
+ */
+export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<SqlRun> {
+  const { limits } = runtime;
+  return runCheckedSql({
+    db: () => runtime.database(),
+    sql: request.sql,
+    schema: () => runtime.catalog(),
+    allowTables: limits.allowTables,
+    maxRows: limits.maxRows,
+    timeoutMs: limits.statementTimeoutMs,
+    maxBytes: limits.maxResultBytes,
+    ...(request.signal ? { signal: request.signal } : {}),
+  });
+}
+
+/**
+ * The result document of a statement (`sql --json`, the MCP `sql` tool): column names and their
+ * server type names side by side; values by the value contract (exact decimal strings, JSON text).
+ */
+export type SqlDocument = {
+  sql: string;
+  columns: string[];
+  columnTypes: string[];
+  rows: QueryResult['rows'];
+  rowCount: number;
+  truncated: boolean;
+  /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
+  truncatedReason?: 'max_rows' | 'max_bytes';
+};
+
+/** The {@link SqlDocument} of a run. */
+export function sqlDocument(run: SqlRun): SqlDocument {
+  const { result } = run;
+  return {
+    sql: run.sql,
+    columns: result.columns.map((c) => c.name),
+    columnTypes: result.columns.map((c) => c.type),
+    rows: result.rows,
+    rowCount: result.rowCount,
+    truncated: result.truncated,
+    ...(result.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
+  };
+}
