@@ -54,6 +54,23 @@ const TYPES = [
   'bool',
 ];
 
+/** The column names of {@link QUERY}, in order. */
+const NAMES = [
+  'id',
+  'label',
+  'big',
+  'exact',
+  'price',
+  'doc',
+  'at',
+  'day',
+  'span',
+  'tags',
+  'raw',
+  'feeling',
+  'flag',
+];
+
 /** The rows every JSON surface must return (SQL NULL → null; everything else exact). */
 const ROWS: unknown[][] = [
   [1, null, null, null, null, null, null, null, null, null, null, null, null],
@@ -246,7 +263,8 @@ describe('HTTP', () => {
     const doc: any = await res.json();
     expect(doc.columnTypes).toEqual(TYPES);
     expect(doc.rows).toEqual(ROWS);
-    expect(doc.columns.map((c: { type: string }) => c.type)).toEqual(TYPES);
+    // The ask document on every surface: column names, their types beside them in columnTypes.
+    expect(doc.columns).toEqual(NAMES);
   }, 60_000);
 
   it('POST /api/ask (SSE): the rows event carries the same values; proxies must not buffer', async () => {

@@ -1,0 +1,262 @@
+/**
+ * One application layer under three front ends: the same question through `sqlrecall ask --json`
+ * (the CLI in process), `POST /api/ask` (the Hono app in process, JSON body) and the MCP `ask` tool
+ * (the MCP server over an in-memory transport) gives the same document; the same statement through
+ * `sqlrecall sql --json`, `POST /api/sql` and the MCP `sql` tool gives the same rows, or the same
+ * refusal. Every front end runs on its own Runtime over one configuration (the small shop on
+ * PGlite, the embedded memory store, a scripted model), one after another, as a user would.
+ */
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { loadConfig } from '../src/config/config.js';
+import { DEFAULT_MCP_MAX_BYTES } from '../src/mcp/bounds.js';
+import { RuntimeLease } from '../src/mcp/lease.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { Runtime } from '../src/runtime/runtime.js';
+import { createApp } from '../src/server/app.js';
+import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';
+import { type Fixture, pgliteShop } from './support/fixtures.js';
+import { runCliInProcess } from './support/in-process-cli.js';
+import { messageOf } from './support/memory-fixtures.js';
+import { compileFor, extractionFor } from './support/memory-pipeline.js';
+import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
+
+/** The stored preference, and the condition that shows it applied. */
+const INDIA = "customers.country = 'India'";
+/**
+ * The model's SQL with the preference: long labels, so the 1 KiB byte budget cuts the rows (the
+ * MCP tool once ignored the budget and called every cut `max_rows`), and one category plus one
+ * number, so a chart fits.
+ */
+const INDIA_SQL = `SELECT customers.name || repeat('.', 300) AS label, g AS n FROM customers CROSS JOIN generate_series(1, 10) AS g WHERE ${INDIA} ORDER BY 1, 2`;
+const ANSWER = 'Asha and Dev are the customers in India.';
+const fence = (sql: string) => `\`\`\`sql\n${sql}\n\`\`\``;
+
+/** A JSON document, read field by field. */
+// biome-ignore lint/suspicious/noExplicitAny: the documents under test are loosely typed JSON
+type Doc = Record<string, any>;
+
+/**
+ * Fields that differ between two calls by nature, removed before comparing: each call without a
+ * conversation id starts a new conversation, so `conversationId` is a fresh id every time.
+ */
+const PER_CALL_FIELDS = ['conversationId'] as const;
+
+function withoutPerCall(doc: Doc): Doc {
+  const copy = { ...doc };
+  for (const field of PER_CALL_FIELDS) delete copy[field];
+  return copy;
+}
+
+/** The JSON text of a tool result. */
+function toolJson(result: CallToolResult): Doc {
+  const first = result.content[0];
+  if (first?.type !== 'text') throw new Error('expected a text result');
+  return JSON.parse(first.text) as Doc;
+}
+
+/** A port nothing listens on: a model server that is down. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('one ask document and one runSql on every front end', () => {
+  let model: ScriptedOllama;
+  let fixture: Fixture;
+  let home: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    fixture = await pgliteShop();
+    home = join(tempDir('sqlrecall-same-doc-'), 'home');
+    model = await startScriptedOllama({
+      chat: (request) => {
+        if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));
+        if (request.purpose === 'memory-reconcile') return JSON.stringify({ action: 'ADD' });
+        if (request.purpose === 'memory-compile') return compileFor(request.lastUserMessage);
+        if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
+          const prompt = request.messages.map((m) => m.content).join('\n');
+          return fence(prompt.includes(INDIA) ? INDIA_SQL : 'SELECT name FROM customers ORDER BY id');
+        }
+        return ANSWER;
+      },
+    });
+    env = {
+      DATABASE_URL: fixture.url,
+      OLLAMA_HOST: model.url,
+      SQLRECALL_HOME: home,
+      SQLRECALL_USER: 'me',
+      SQLRECALL_LOG_LEVEL: 'silent',
+      SQLRECALL_MAX_RESULT_BYTES: '1024',
+    };
+    const added = await runCliInProcess(['memory', 'add', '--sql', INDIA, 'Only show customers from India'], {
+      env,
+    });
+    expect(added.code, added.stderr).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await model?.close();
+    await fixture?.close();
+  });
+
+  /** `sqlrecall <args>` in process; its stdout parsed as the one JSON document. */
+  async function cli(args: string[], settings: Record<string, string>): Promise<Doc> {
+    const run = await runCliInProcess(args, { env: settings });
+    return JSON.parse(run.stdout) as Doc;
+  }
+
+  /** One request to the HTTP API (local mode, user `me`) on a runtime of its own, closed after. */
+  async function http(
+    path: string,
+    body: unknown,
+    settings: Record<string, string>,
+  ): Promise<{ status: number; json: Doc }> {
+    const config = loadConfig({ env: settings, cwd: home, flags: {} });
+    const client = memoryClient(config);
+    const runtime = new Runtime(config);
+    try {
+      const app = createApp(depsFromRuntime(runtime, { auth: { mode: 'local', user: 'me' }, client }));
+      const res = await app.request(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, json: JSON.parse(await res.text()) as Doc };
+    } finally {
+      await runtime.close();
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  /** One MCP tool call over an in-memory transport (the runtime released after the call). */
+  async function mcp(
+    tool: string,
+    args: Record<string, unknown>,
+    settings: Record<string, string>,
+  ): Promise<CallToolResult> {
+    const config = loadConfig({ env: settings, cwd: home, flags: {} });
+    const lease = new RuntimeLease(() => new Runtime(config), true);
+    const server = createMcpServer({
+      config,
+      runtime: lease,
+      maxBytes: DEFAULT_MCP_MAX_BYTES,
+      log: () => {},
+      version: 'test',
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'same-document-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: 90_000,
+      })) as CallToolResult;
+    } finally {
+      await client.close();
+      await server.close();
+      await lease.close();
+    }
+  }
+
+  /** The ask document of `question` from each front end, in the order CLI, HTTP, MCP. */
+  async function askEverywhere(question: string, settings: Record<string, string>): Promise<Doc[]> {
+    const fromCli = await cli(['ask', '--json', question], settings);
+    const fromHttp = await http('/api/ask', { question }, settings);
+    expect(fromHttp.status, JSON.stringify(fromHttp.json)).toBe(200);
+    const fromMcp = await mcp('ask', { question }, settings);
+    expect(fromMcp.isError, JSON.stringify(fromMcp.content)).toBeFalsy();
+    return [fromCli, fromHttp.json, toolJson(fromMcp)];
+  }
+
+  it('a question answered by the model with a memory applied and rows cut by the byte budget', async () => {
+    const docs = await askEverywhere('Which customers do we have?', env);
+    const [fromCli] = docs;
+    // The scenario is what it claims: the preference applied, the budget cut the rows, a chart fits.
+    expect(fromCli?.error).toBeUndefined();
+    expect(fromCli?.sql).toBe(INDIA_SQL);
+    expect(fromCli?.appliedMemories.map((m: { text: string }) => m.text)).toEqual([
+      'Only show customers from India',
+    ]);
+    expect(fromCli?.truncated).toBe(true);
+    expect(fromCli?.truncatedReason).toBe('max_bytes');
+    expect(fromCli?.rowCount).toBeGreaterThan(0);
+    expect(fromCli?.rowCount).toBeLessThan(20);
+    expect(fromCli?.columns).toEqual(['label', 'n']);
+    expect(fromCli?.columnTypes).toEqual(['text', 'int4']);
+    expect(fromCli?.chart).toEqual({ type: 'bar', x: 'label', series: ['n'] });
+    expect(fromCli?.answer).toBe(ANSWER);
+    expect(fromCli?.kind).toBe('question');
+    for (const doc of docs) expect(typeof doc.conversationId).toBe('string');
+    const [cliDoc, httpDoc, mcpDoc] = docs.map(withoutPerCall);
+    expect(httpDoc).toEqual(cliDoc);
+    expect(mcpDoc).toEqual(cliDoc);
+  }, 180_000);
+
+  it('a question answered by a rule while the model server is down', async () => {
+    const down = { ...env, OLLAMA_HOST: `http://127.0.0.1:${await closedPort()}` };
+    const docs = await askEverywhere('how many orders per status', down);
+    const [fromCli] = docs;
+    expect(fromCli?.error).toBeUndefined();
+    expect(fromCli?.path).toBe('rules');
+    expect(fromCli?.rows).toEqual(expect.arrayContaining([['delivered', '3']]));
+    expect(fromCli?.chart).not.toBeNull();
+    const [cliDoc, httpDoc, mcpDoc] = docs.map(withoutPerCall);
+    expect(httpDoc).toEqual(cliDoc);
+    expect(mcpDoc).toEqual(cliDoc);
+  }, 180_000);
+
+  /** The result of `sql` from each front end: CLI and MCP documents, and the HTTP body. */
+  async function sqlEverywhere(sql: string): Promise<{ cli: Doc; http: Doc; mcp: Doc; mcpError: boolean }> {
+    const fromCli = await cli(['sql', '--json', sql], env);
+    const fromHttp = await http('/api/sql', { sql }, env);
+    const fromMcp = await mcp('sql', { sql }, env);
+    return { cli: fromCli, http: fromHttp.json, mcp: toolJson(fromMcp), mcpError: fromMcp.isError === true };
+  }
+
+  it.each([
+    ['a write', 'DELETE FROM orders', 'guard_refused'],
+    ['two statements', 'SELECT 1; DROP TABLE orders', 'guard_refused'],
+    ['a function that reads files', "SELECT pg_read_file('/etc/passwd')", 'guard_refused'],
+    ['a table that does not exist (with its did-you-mean hint)', 'SELECT name FROM customer', 'db_query'],
+  ])('%s: the same error, word for word, on every front end', async (_what, sql, code) => {
+    const before = await fixture.snapshot();
+    const got = await sqlEverywhere(sql);
+    expect(got.mcpError).toBe(true);
+    const cliError = { code: got.cli.error?.code, message: got.cli.error?.message, hint: got.cli.error?.hint };
+    expect(cliError.code).toBe(code);
+    if (code === 'guard_refused') expect(cliError.message).toMatch(/^Refused: /);
+    else expect(cliError.hint).toMatch(/Did you mean .*customers/);
+    for (const error of [got.http.error, got.mcp.error]) {
+      expect({ code: error?.code, message: error?.message, hint: error?.hint }).toEqual(cliError);
+    }
+    expect(await fixture.snapshot()).toBe(before);
+  }, 180_000);
+
+  it('a good statement: the same rows, columns and cut on every front end', async () => {
+    const sql = "SELECT name, repeat('x', 400) AS pad FROM customers ORDER BY id";
+    const got = await sqlEverywhere(sql);
+    expect(got.mcpError).toBe(false);
+    // Four rows of 400+ bytes do not fit in 1 KiB: every surface cuts them the same way.
+    expect(got.cli.truncated).toBe(true);
+    expect(got.cli.truncatedReason).toBe('max_bytes');
+    expect(got.cli.rows.length).toBeGreaterThan(0);
+    expect(got.cli.rows.length).toBeLessThan(4);
+    expect(got.cli.columns).toEqual(['name', 'pad']);
+    // The CLI and MCP print one document; the web API carries the columns as {name, type}.
+    expect(got.mcp).toEqual(got.cli);
+    const { columns, chart: _chart, ...httpRest } = got.http;
+    const { columns: names, columnTypes, ...cliRest } = got.cli;
+    expect(columns).toEqual(names.map((name: string, i: number) => ({ name, type: columnTypes[i] })));
+    expect(httpRest).toEqual(cliRest);
+  }, 180_000);
+});
