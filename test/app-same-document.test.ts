@@ -228,19 +228,28 @@ describe('one ask document and one runSql on every front end', () => {
     ['two statements', 'SELECT 1; DROP TABLE orders', 'guard_refused'],
     ['a function that reads files', "SELECT pg_read_file('/etc/passwd')", 'guard_refused'],
     ['a table that does not exist (with its did-you-mean hint)', 'SELECT name FROM customer', 'db_query'],
-  ])('%s: the same error, word for word, on every front end', async (_what, sql, code) => {
-    const before = await fixture.snapshot();
-    const got = await sqlEverywhere(sql);
-    expect(got.mcpError).toBe(true);
-    const cliError = { code: got.cli.error?.code, message: got.cli.error?.message, hint: got.cli.error?.hint };
-    expect(cliError.code).toBe(code);
-    if (code === 'guard_refused') expect(cliError.message).toMatch(/^Refused: /);
-    else expect(cliError.hint).toMatch(/Did you mean .*customers/);
-    for (const error of [got.http.error, got.mcp.error]) {
-      expect({ code: error?.code, message: error?.message, hint: error?.hint }).toEqual(cliError);
-    }
-    expect(await fixture.snapshot()).toBe(before);
-  }, 180_000);
+  ])(
+    '%s: the same error, word for word, on every front end',
+    async (_what, sql, code) => {
+      const before = await fixture.snapshot();
+      const got = await sqlEverywhere(sql);
+      expect(got.mcpError).toBe(true);
+      const cliError = {
+        code: got.cli.error?.code,
+        message: got.cli.error?.message,
+        hint: got.cli.error?.hint,
+      };
+      expect(cliError.code).toBe(code);
+      // A person wrote the statement: the refusal never blames the model.
+      if (code === 'guard_refused') expect(cliError.message).toMatch(/^Refused: (?!.*\bmodel\b)/);
+      else expect(cliError.hint).toMatch(/Did you mean .*customers/);
+      for (const error of [got.http.error, got.mcp.error]) {
+        expect({ code: error?.code, message: error?.message, hint: error?.hint }).toEqual(cliError);
+      }
+      expect(await fixture.snapshot()).toBe(before);
+    },
+    180_000,
+  );
 
   it('a good statement: the same rows, columns and cut on every front end', async () => {
     const sql = "SELECT name, repeat('x', 400) AS pad FROM customers ORDER BY id";
