@@ -72,6 +72,7 @@ describe('sqlrecall CLI', () => {
       appliedMemories: [],
       recalledMemories: [],
       attempts: [{ sql: "SELECT name FROM customers WHERE country = 'India' ORDER BY name" }],
+      chart: null, // one text column: no chart fits
       kind: 'question',
       conversationId: expect.any(String),
     });

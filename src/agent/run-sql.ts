@@ -1,15 +1,15 @@
 /**
  * The one path of SQL a person wrote or edited (`sqlrecall sql`, `POST /api/sql`, the MCP `sql`
- * tool) and of a saved example reused without the model: one statement, extracted from the text,
- * the same guard (allowlist included) and catalog-aware function policy as the model's SQL, the
- * same row cap, byte budget and statement timeout, read-only execution, cancelled through `signal`,
- * and a "did you mean" hint when a name is unknown. Front ends reach it through `app/run-sql.ts`.
+ * tool) and of a saved example reused without the model: exactly one statement, the same guard
+ * (allowlist included) and catalog-aware function policy as the model's SQL, the same row cap,
+ * byte budget and statement timeout, read-only execution, cancelled through `signal`, and a "did
+ * you mean" hint when a name is unknown. Front ends reach it through `app/run-sql.ts`.
  */
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import { guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
-import { extractSqlOffThread, guardSqlOffThread } from '../sql/check-pool.js';
+import { guardSqlOffThread } from '../sql/check-pool.js';
 import { checkIdentifiers } from '../sql/identifiers.js';
 
 /** Longest SQL text accepted (characters): one statement, not a dump. */
@@ -64,13 +64,12 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
   if (text === '') throw new SqlrecallError('usage', 'There is no SQL to run.');
   if (text.length > MAX_SQL_CHARS) throw sqlTooLong();
   // A long text is parsed and checked on a worker thread in a server (sql/check-pool.ts).
-  // Extraction takes the statement out of a code fence or a pasted reply; text it cannot read as
-  // one statement (several, or none) goes to the guard as given, which refuses it in its own
-  // words (the extractor's speak of the model, and a person wrote this).
-  const extracted = await extractSqlOffThread(text);
+  // The text is guarded as given, never first cut out of prose the way a model's reply is: what
+  // runs is exactly what the person wrote (less surrounding comments and a final semicolon), or
+  // nothing. `SELECT 1 /* ; DROP TABLE t` is refused, not run as `SELECT 1`.
   const catalog = readOnce(input.schema);
   const allowTables = input.allowTables ?? [];
-  const verdict = await guardSqlOffThread(extracted.ok ? extracted.sql : text, {
+  const verdict = await guardSqlOffThread(text, {
     allowTables,
     // The allowlist resolves unqualified names through the search path: only it needs the catalog,
     // and a catalog that cannot be read fails the statement rather than guessing `public`.

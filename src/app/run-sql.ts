@@ -1,8 +1,8 @@
 /**
  * The `runSql` use case: one statement a person wrote, checked and run the same way on every
  * surface (`sqlrecall sql`, `POST /api/sql`, the MCP `sql` tool). The checks themselves (length
- * cap, extraction, guard and allowlist, function policy, limits, cancellation, the "did you mean"
- * hint) are {@link runCheckedSql}'s, the one path the question pipeline uses for saved examples
+ * cap, the guard on the text as given, allowlist, function policy, limits, cancellation, the "did
+ * you mean" hint) are {@link runCheckedSql}'s, the one path the question pipeline uses for saved examples
  * too; this module gives it the configured limits and the user's database, and shapes the result
  * document the CLI and MCP print.
  */
@@ -61,7 +61,7 @@ export function sqlRuntimeOf(runtime: {
 
 /** One statement to run. */
 export interface RunSqlRequest {
-  /** The statement as the person gave it (a leading comment or a code fence is fine). */
+  /** The statement as the person gave it (surrounding comments and a final semicolon are fine). */
   sql: string;
   /** Aborting it cancels the running statement on the server. */
   signal?: AbortSignal;
