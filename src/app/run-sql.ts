@@ -76,7 +76,7 @@ export interface SqlRun {
 /**
  * Checks and runs one statement a person wrote.
  * @throws SqlrecallError `usage` (empty, or over 100,000 characters), `guard_refused` (several
- *   statements, a write, a refused function or relation; the message is always `Refused: …`),
+ *   statements, a write, a refused function or relation; worded by `core/refusal.ts`),
  *   `config` (no database), `db_*` (the database's own error, with a "did you mean" hint for an
  *   unknown name; or its cancellation), `result_too_large`
  */
