@@ -16,7 +16,7 @@ import { SqlrecallError } from '../src/core/errors.js';
 import { createOpenAiChatModel } from '../src/models/openai/chat-model.js';
 import { createOpenAiClient, listOpenAiModels } from '../src/models/openai/client.js';
 import { estimateTokens } from '../src/models/tokens.js';
-import { contextLengthSourceFor, createChatModelFor } from '../src/runtime/models.js';
+import { modelProviderFor } from '../src/runtime/models.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { freshPgliteDataDir } from './support/pglite-template.js';
 import type { ScriptedChatRequest } from './support/scripted/server.js';
@@ -74,28 +74,22 @@ describe('context window: the running size, not the trained size', () => {
       `${llama.url}/v1`,
     );
     expect(models[0]).toEqual({ id: 'qwen2.5-coder:7b', contextLength: 4096, contextSource: 'meta.n_ctx' });
-    expect(await contextLengthSourceFor(configFor(`${llama.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      4096,
-    );
+    expect(await modelProviderFor(configFor(`${llama.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(4096);
   });
 
   it('vLLM: max_model_len; llama-server without it in /v1/models: /props n_ctx', async () => {
-    expect(await contextLengthSourceFor(configFor(`${vllm.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      8192,
-    );
-    expect(await contextLengthSourceFor(configFor(`${props.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      2048,
-    );
+    expect(await modelProviderFor(configFor(`${vllm.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(8192);
+    expect(await modelProviderFor(configFor(`${props.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(2048);
   });
 
   it('SQLRECALL_CONTEXT_LENGTH always wins over what the server lists', async () => {
     const config = configFor(`${llama.url}/v1`, { SQLRECALL_CONTEXT_LENGTH: '16384' });
-    expect(await contextLengthSourceFor(config).contextLength('qwen2.5-coder:7b')).toBe(16384);
+    expect(await modelProviderFor(config).contextLength('qwen2.5-coder:7b')).toBe(16384);
   });
 
   it('a context-exceeded error says which size was assumed and names the setting', async () => {
     const config = configFor(`${llama.url}/v1`);
-    await contextLengthSourceFor(config).contextLength('qwen2.5-coder:7b');
+    await modelProviderFor(config).contextLength('qwen2.5-coder:7b');
     llama.enqueue({
       raw: jsonError(400, {
         error: {
@@ -107,7 +101,7 @@ describe('context window: the running size, not the trained size', () => {
         },
       }),
     });
-    const error = await failure(createChatModelFor(config).generate(ask));
+    const error = await failure(modelProviderFor(config).chatModel().generate(ask));
     expect(error.message).toContain('exceeds the available context size');
     expect(error.message).toContain('4096 tokens (from meta.n_ctx of /v1/models)');
     expect(error.message).toContain('SQLRECALL_CONTEXT_LENGTH');

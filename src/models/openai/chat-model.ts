@@ -25,6 +25,7 @@ import {
   DEFAULT_TEMPERATURE,
   estimatePromptTokens,
 } from '../ollama/chat-model.js';
+import type { StructuredOutputSupport } from '../provider.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
 import { ChatStreamError, type ChatStreamReply, readChatStream } from './chat-stream.js';
@@ -250,4 +251,70 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   }
 
   return { id: model, generate };
+}
+
+/** The schema of the structured-output probe: one boolean field. */
+const PROBE_SCHEMA = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' } },
+  required: ['ok'],
+} as const;
+
+/**
+ * Asks the server once whether it holds a reply to a JSON schema: a tiny non-streamed request (at
+ * most 4 tokens) with `response_format: json_schema`. Accepted: supported. Refused with a message
+ * naming the field (HTTP 400/422): not supported. HTTP 500 is retried once without the field; if
+ * that succeeds, the field is what the server fails on. Anything else: undefined, with the
+ * server's message. For `doctor`; the chat model finds the same on its own first formatted call.
+ * @throws the `signal`'s reason when it aborts
+ */
+export async function probeStructuredOutput(options: {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  signal?: AbortSignal;
+  client?: OpenAI;
+}): Promise<StructuredOutputSupport> {
+  const { baseUrl, model, signal } = options;
+  const client = options.client ?? createOpenAiClient({ baseUrl, apiKey: options.apiKey });
+  const ask = (withFormat: boolean) =>
+    client.chat.completions.create(
+      {
+        model,
+        messages: [{ role: 'user', content: 'Reply with the JSON object {"ok": true}.' }],
+        stream: false,
+        max_tokens: 4,
+        temperature: 0,
+        ...(withFormat ? { response_format: responseFormatFor(PROBE_SCHEMA) } : {}),
+      },
+      { signal, headers: purposeHeaders('probe') },
+    );
+  const unknown = (error: unknown): StructuredOutputSupport => {
+    const mapped = mapOpenAiError(error, { baseUrl, model });
+    const message = mapped instanceof Error ? mapped.message : String(mapped);
+    return { supported: undefined, how: `the probe request failed: ${message}` };
+  };
+  try {
+    await ask(true);
+    return { supported: true, how: 'the server accepted a JSON-schema response_format (one probe request)' };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason ?? error;
+    const status = (error as { status?: unknown } | null)?.status;
+    if (status !== 500 && isResponseFormatRejection(error))
+      return {
+        supported: false,
+        how: `the server refused response_format (HTTP ${String(status)}: ${serverText(apiErrorMessage(error))}); sqlrecall writes the JSON schema into the prompt instead`,
+      };
+    if (status !== 500) return unknown(error);
+    try {
+      await ask(false);
+    } catch (plain) {
+      if (signal?.aborted) throw signal.reason ?? plain;
+      return unknown(plain);
+    }
+    return {
+      supported: false,
+      how: 'the server failed (HTTP 500) on response_format but answers without it; sqlrecall writes the JSON schema into the prompt instead',
+    };
+  }
 }
