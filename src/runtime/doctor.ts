@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { resolveContextTokens } from '../linking/budget.js';
+import type { ContextWindow, StructuredOutputSupport } from '../models/provider.js';
 import type { Runtime } from './runtime.js';
 
 /** Result of one check. */
@@ -93,7 +94,7 @@ export async function checkModels(runtime: Runtime): Promise<Check[]> {
  */
 export async function checkContextWindow(runtime: Runtime): Promise<Check> {
   const { config } = runtime;
-  let window: Awaited<ReturnType<ReturnType<Runtime['provider']>['contextWindow']>>;
+  let window: ContextWindow | undefined;
   try {
     window = await runtime.provider().contextWindow(config.model);
   } catch (error) {
@@ -129,13 +130,11 @@ export async function checkContextWindow(runtime: Runtime): Promise<Check> {
  */
 export async function checkStructuredOutput(runtime: Runtime): Promise<Check> {
   const { config } = runtime;
-  let support: Awaited<ReturnType<ReturnType<Runtime['provider']>['structuredOutput']>>;
+  let support: StructuredOutputSupport;
   try {
-    support = await runtime
-      .provider()
-      .structuredOutput(config.model, {
-        signal: AbortSignal.timeout(Math.min(config.modelTimeoutMs, PROBE_TIMEOUT_MS)),
-      });
+    support = await runtime.provider().structuredOutput(config.model, {
+      signal: AbortSignal.timeout(Math.min(config.modelTimeoutMs, PROBE_TIMEOUT_MS)),
+    });
   } catch (error) {
     support = { supported: undefined, how: toSqlrecallError(error).message };
   }
