@@ -11,6 +11,7 @@ import type {
   ChatModel,
   DatabaseConnector,
   EmbeddingModel,
+  FinishReason,
   QueryResult,
 } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
@@ -646,33 +647,21 @@ async function* streamAnswer(
   messages: ChatMessage[],
   opts: { maxTokens: number; signal?: AbortSignal },
 ): AsyncGenerator<string, string> {
-  const queue: string[] = [];
-  let wake: (() => void) | undefined;
-  let finished = false;
-  const call = chat
-    .generate(
-      { messages, maxTokens: opts.maxTokens, purpose: 'answer' },
-      {
-        signal: opts.signal,
-        onToken: (text) => {
-          queue.push(text);
-          wake?.();
-        },
-      },
-    )
-    .finally(() => {
-      finished = true;
-      wake?.();
-    });
-  call.catch(() => {}); // observed below; avoids an unhandled rejection while we wait
-  for (;;) {
-    while (queue.length > 0) yield queue.shift()!;
-    if (finished) break;
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    wake = undefined;
+  let text = '';
+  let finish: FinishReason | undefined;
+  const request = { messages, maxTokens: opts.maxTokens, purpose: 'answer' };
+  for await (const part of chat.stream(request, opts.signal ? { signal: opts.signal } : {})) {
+    if (part.type === 'text-delta') {
+      text += part.text;
+      yield part.text;
+    } else if (part.type === 'finish') {
+      finish = part.finishReason;
+    }
   }
-  const reply = await call;
-  return reply.finishReason === 'length' ? `${reply.text.trim()} …` : reply.text;
+  if (!finish)
+    throw new SqlrecallError(
+      'model_output',
+      'The answer ended before the model server said it was complete.',
+    );
+  return finish === 'length' ? `${text.trim()} …` : text;
 }

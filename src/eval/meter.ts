@@ -2,14 +2,14 @@
  * Counts what a chat model costs during a benchmark: calls, prompt and completion tokens (as the
  * server reports them) and time spent waiting for the model.
  */
-import type { ChatModel, ChatOptions, ChatRequest, ChatResult } from '../core/ports.js';
+import type { ChatModel, ChatPart, ChatRequest, ChatStreamOptions } from '../core/ports.js';
 
 /** Cumulative counts since the meter was created. */
 export interface MeterReading {
   calls: number;
   promptTokens: number;
   completionTokens: number;
-  /** Wall-clock time inside `generate`, in milliseconds (failed calls included). */
+  /** Wall-clock time of reply streams, in milliseconds (failed calls included). */
   modelMs: number;
 }
 
@@ -18,19 +18,22 @@ export interface MeteredChatModel extends ChatModel {
   reading(): MeterReading;
 }
 
-/** Wraps `inner` so every call is counted (one remote call per `generate`, as before). */
+/** Wraps `inner` so every call is counted (one remote call per reply stream). */
 export function meterChatModel(inner: ChatModel): MeteredChatModel {
   const totals: MeterReading = { calls: 0, promptTokens: 0, completionTokens: 0, modelMs: 0 };
   return {
     id: inner.id,
-    async generate(request: ChatRequest, options?: ChatOptions): Promise<ChatResult> {
+    async *stream(request: ChatRequest, options?: ChatStreamOptions): AsyncGenerator<ChatPart> {
       const started = performance.now();
       totals.calls += 1;
       try {
-        const result = await inner.generate(request, options);
-        totals.promptTokens += result.usage.promptTokens;
-        totals.completionTokens += result.usage.completionTokens;
-        return result;
+        for await (const part of inner.stream(request, options)) {
+          if (part.type === 'finish') {
+            totals.promptTokens += part.usage.promptTokens;
+            totals.completionTokens += part.usage.completionTokens;
+          }
+          yield part;
+        }
       } finally {
         totals.modelMs += performance.now() - started;
       }

@@ -141,16 +141,18 @@ export function once<T>(build: () => Promise<T>): () => Promise<T> {
 
 /**
  * A chat model whose adapter module starts loading now, in the background, and is awaited by the
- * first `generate`; `id` is known up front. Loading starts at creation because a runtime creates
+ * first `stream`; `id` is known up front. Loading starts at creation because a runtime creates
  * its chat model when it is about to use it: read later, while V8 compiles PGlite's WebAssembly,
  * the module's file read waited about a second on a busy 2-core machine.
  */
 export function lazyChatModel(id: string, build: () => Promise<ChatModel>): ChatModel {
   const get = once(build);
-  get().catch(() => {}); // a failure is reported (and retried) by `generate`
+  get().catch(() => {}); // a failure is reported (and retried) by `stream`
   return {
     id,
-    generate: async (request, options) => (await get()).generate(request, options),
+    async *stream(request, options) {
+      yield* (await get()).stream(request, options);
+    },
   };
 }
 

@@ -252,13 +252,11 @@ function showThinking(chat: ChatModel, onThinking: ((text: string) => void) | un
   if (!onThinking) return chat;
   return {
     id: chat.id,
-    generate: (request, options = {}) =>
-      chat.generate(request, {
-        ...options,
-        onThinking: (text) => {
-          onThinking(text);
-          options.onThinking?.(text);
-        },
-      }),
+    async *stream(request, options) {
+      for await (const part of chat.stream(request, options)) {
+        if (part.type === 'reasoning-delta') onThinking(part.text);
+        yield part;
+      }
+    },
   };
 }

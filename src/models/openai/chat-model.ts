@@ -14,9 +14,9 @@ import { SqlrecallError } from '../../core/errors.js';
 import type {
   ChatMessage,
   ChatModel,
-  ChatOptions,
+  ChatPart,
   ChatRequest,
-  ChatResult,
+  ChatStreamOptions,
   FinishReason,
 } from '../../core/ports.js';
 import {
@@ -58,11 +58,6 @@ export interface OpenAiChatModelOptions {
 
 /** Name given to the JSON schema in `response_format` (servers require one; it has no meaning). */
 export const RESPONSE_SCHEMA_NAME = 'reply';
-
-/** Carries an error thrown by the caller's `onToken` through our error mapping unchanged. */
-class CallbackError {
-  constructor(readonly original: unknown) {}
-}
 
 function finishReasonOf(reason: string | null | undefined): FinishReason {
   if (reason === 'stop') return 'stop';
@@ -155,12 +150,12 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   let responseFormatRejected = false;
   let streamOptionsRejected = false;
 
-  async function stream(
+  /** Sends the request; resolves to the reply's event stream once the server answered. */
+  async function open(
     request: ChatRequest,
     useResponseFormat: boolean,
-    callOptions: ChatOptions,
-  ): Promise<ChatStreamReply> {
-    const { signal, onToken, onThinking } = callOptions;
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
     const responseFormat = useResponseFormat ? responseFormatFor(request.format) : undefined;
     const messages = useResponseFormat
       ? request.messages
@@ -181,55 +176,43 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       .create(body, { signal, headers: purposeHeaders(request.purpose) })
       .asResponse();
     if (!response.body) throw new ChatStreamError('the server sent no reply body', 'cut', '');
-    return readChatStream(response.body, {
-      onToken: (piece) => {
-        try {
-          onToken?.(piece);
-        } catch (error) {
-          throw new CallbackError(error);
-        }
-      },
-      onThinking: (piece) => {
-        try {
-          onThinking?.(piece);
-        } catch (error) {
-          throw new CallbackError(error);
-        }
-      },
-    });
+    return response.body;
   }
 
-  /** {@link stream}, retried once without `stream_options` when the server refuses that field. */
-  async function streamTolerant(
+  /** {@link open}, retried once without `stream_options` when the server refuses that field. */
+  async function openTolerant(
     request: ChatRequest,
     useResponseFormat: boolean,
-    callOptions: ChatOptions,
-  ): Promise<ChatStreamReply> {
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
     try {
-      return await stream(request, useResponseFormat, callOptions);
+      return await open(request, useResponseFormat, signal);
     } catch (error) {
       if (streamOptionsRejected || !isStreamOptionsRejection(error)) throw error;
       streamOptionsRejected = true; // remembered: this server is never sent stream_options again
-      return stream(request, useResponseFormat, callOptions);
+      return open(request, useResponseFormat, signal);
     }
   }
 
-  async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
+  async function* stream(
+    request: ChatRequest,
+    callOptions: ChatStreamOptions = {},
+  ): AsyncGenerator<ChatPart> {
     const { signal } = callOptions;
     signal?.throwIfAborted();
-    const started = performance.now();
     const wantsFormat = request.format !== undefined && !responseFormatRejected;
     let reply: ChatStreamReply;
     try {
+      let body: ReadableStream<Uint8Array>;
       try {
-        reply = await streamTolerant(request, wantsFormat, callOptions);
+        body = await openTolerant(request, wantsFormat, signal);
       } catch (error) {
         if (!wantsFormat || !isResponseFormatRejection(error)) throw error;
         responseFormatRejected = true; // remembered: this server is never sent response_format again
-        reply = await streamTolerant(request, false, callOptions);
+        body = await openTolerant(request, false, signal);
       }
+      reply = yield* readChatStream(body);
     } catch (error) {
-      if (error instanceof CallbackError) throw error.original;
       if (signal?.aborted) throw signal.reason ?? error;
       if (isOpenAiAbort(error)) throw error;
       if (error instanceof ChatStreamError) throw streamFailure(error, { baseUrl, model });
@@ -237,20 +220,17 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     }
     // A cancelled read must not pass for a whole reply.
     if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError');
-    return {
-      text: reply.text,
+    yield {
+      type: 'finish',
       finishReason: finishReasonOf(reply.finish),
       usage: {
         promptTokens: reply.usage?.prompt_tokens ?? estimatePromptTokens(request),
         completionTokens: reply.usage?.completion_tokens ?? estimateTokens(reply.text + reply.thinking),
       },
-      durationMs: performance.now() - started,
-      ...(reply.thinking ? { thinking: reply.thinking } : {}),
-      ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
     };
   }
 
-  return { id: model, generate };
+  return { id: model, stream };
 }
 
 /** The schema of the structured-output probe: one boolean field. */

@@ -131,12 +131,15 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ModelProvi
         const created = (await import('./chat-model.js')).createOpenAiChatModel({ baseUrl, model, apiKey });
         return {
           id: model,
-          generate: (request, callOptions) =>
-            created.generate(request, callOptions).catch((error: unknown) => {
+          async *stream(request, callOptions) {
+            try {
+              yield* created.stream(request, callOptions);
+            } catch (error) {
               throw isContextExceeded(error)
                 ? explainContextExceeded(rememberedWindow(baseUrl, model), error as SqlrecallError)
                 : error;
-            }),
+            }
+          },
         };
       });
       return chat;
