@@ -31,7 +31,8 @@ export async function collectReply(
         options.onThinking?.(part.text);
         break;
       case 'tool-call-delta': {
-        const call = (calls[part.index] ??= { name: '', arguments: '' });
+        calls[part.index] ??= { name: '', arguments: '' };
+        const call = calls[part.index]!;
         call.name += part.name;
         call.arguments += part.arguments;
         break;
