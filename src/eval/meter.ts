@@ -9,7 +9,10 @@ export interface MeterReading {
   calls: number;
   promptTokens: number;
   completionTokens: number;
-  /** Wall-clock time of reply streams, in milliseconds (failed calls included). */
+  /**
+   * Wall-clock time spent waiting for reply streams, in milliseconds (failed calls included; the
+   * time the caller holds a part is not counted).
+   */
   modelMs: number;
 }
 
@@ -24,18 +27,23 @@ export function meterChatModel(inner: ChatModel): MeteredChatModel {
   return {
     id: inner.id,
     async *stream(request: ChatRequest, options?: ChatStreamOptions): AsyncGenerator<ChatPart> {
-      const started = performance.now();
       totals.calls += 1;
+      // Only the wait for the server counts, not the time the caller holds a part.
+      let waitingSince = performance.now();
       try {
         for await (const part of inner.stream(request, options)) {
+          totals.modelMs += performance.now() - waitingSince;
           if (part.type === 'finish') {
             totals.promptTokens += part.usage.promptTokens;
             totals.completionTokens += part.usage.completionTokens;
           }
           yield part;
+          waitingSince = performance.now();
         }
-      } finally {
-        totals.modelMs += performance.now() - started;
+        totals.modelMs += performance.now() - waitingSince;
+      } catch (error) {
+        totals.modelMs += performance.now() - waitingSince;
+        throw error;
       }
     },
     reading: () => ({ ...totals }),
