@@ -89,11 +89,12 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ModelProvi
         ? { tokens: entry.contextLength, source: `${entry.contextSource} of /v1/models` }
         : undefined;
     if (listed && RUNTIME_FIELDS.test(entry?.contextSource ?? '')) return listed;
-    const [props, ollama] = await Promise.all([
-      llamaServerContext(baseUrl, apiKey),
-      ollamaRunningContext(baseUrl, name, apiKey),
-    ]);
-    return props ?? ollama ?? listed;
+    // llama-server's /props first; then Ollama's /api/ps (each a quick 404 on other servers).
+    return (
+      (await llamaServerContext(baseUrl, apiKey)) ??
+      (await ollamaRunningContext(baseUrl, name, apiKey)) ??
+      listed
+    );
   }
 
   async function contextWindow(name: string): Promise<ContextWindow | undefined> {
