@@ -65,17 +65,13 @@ function variants(gold: string): { rule: Rule; sql: string }[] {
 }
 
 function scripted(first: string, gold: string): ChatModel & { calls: number } {
-  const model = {
+  const model: ChatModel & { calls: number } = {
     id: 'replay',
     calls: 0,
-    generate: async () => {
+    async *stream() {
       model.calls += 1;
-      return {
-        text: `\`\`\`sql\n${model.calls === 1 ? first : gold}\n\`\`\``,
-        finishReason: 'stop' as const,
-        usage: { promptTokens: 0, completionTokens: 0 },
-        durationMs: 0,
-      };
+      yield { type: 'text-delta', text: `\`\`\`sql\n${model.calls === 1 ? first : gold}\n\`\`\`` };
+      yield { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
     },
   };
   return model;

@@ -10,8 +10,8 @@
  * zero delay standing in for the models; `--memories` memories (terms and metrics, lexical-hash
  * embeddings, 384 dimensions) written for the user through the memory store.
  *
- * Method (explicit): overhead = wall time of `ask()` − time inside the chat model's `generate`
- * calls as measured by the client (a metering wrapper around the chat model, so the loopback HTTP
+ * Method (explicit): overhead = wall time of `ask()` − time spent waiting on the chat model's reply
+ * streams as measured by the client (a metering wrapper around the chat model, so the loopback HTTP
  * round trip of those calls counts as model time). The query embedding call to the zero-delay
  * server IS part of the overhead here; a real embedding model adds its own time on top.
  * The first `--warmup` questions (default 5) are not counted. `--quick`: 1,000 memories, 20

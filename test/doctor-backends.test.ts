@@ -36,11 +36,13 @@ describe('doctor with --provider openai', () => {
     expect(doc.checks.map((c) => c.name)).toEqual([
       'model server',
       'chat model',
+      'context window',
+      'structured output',
       'embedding model',
       'embeddings',
       'database',
     ]);
-    expect(doc.checks[3]!.message).toContain('384-dimensional');
+    expect(doc.checks[5]!.message).toContain('384-dimensional');
     expect(run.stdout + run.stderr).not.toContain('sk-doctor-secret-42');
     const listed = server.requests.filter((r) => r.path === '/v1/models').at(-1)!;
     expect(listed.headers.authorization).toBe('Bearer sk-doctor-secret-42');

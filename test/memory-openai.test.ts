@@ -91,7 +91,11 @@ describe('memory teaching through the OpenAI-compatible backend', () => {
     expect(body.response_format?.type).toBe('json_schema');
     expect(body.response_format?.json_schema?.schema).toMatchObject({ type: 'object' });
     expect(JSON.stringify(body)).not.toMatch(/purpose/i);
-    expect(server.requests.some((r) => r.path.startsWith('/api/'))).toBe(false);
+    // Chat, embeddings and models go through /v1 only; the one Ollama-native read allowed is the
+    // running context window of a model Ollama serves through /v1 (GET /api/ps, a 404 elsewhere).
+    expect(
+      server.requests.filter((r) => r.path.startsWith('/api/')).map((r) => `${r.method} ${r.path}`),
+    ).toEqual(server.requests.filter((r) => r.path === '/api/ps').map(() => 'GET /api/ps'));
     expect(server.requests.some((r) => r.path === '/v1/embeddings')).toBe(true);
   }, 180_000);
 

@@ -3,7 +3,9 @@
  * shared policy (core/retry.ts) when the model server answers 503 (a model still loading); other
  * failures are not, and the number of attempts is bounded. Against the scripted model server.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateText } from '../src/core/chat.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model.js';
@@ -64,7 +66,7 @@ describe('model call retries', () => {
   it('a chat reply is never repeated, even on 503 (it streams; the embedding read is the safe one)', async () => {
     server.enqueue({ status: 503, error: 'server busy' });
     const chat = createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b' });
-    const error = await failure(chat.generate({ messages: [{ role: 'user', content: 'hi' }] }));
+    const error = await failure(generateText(chat, { messages: [{ role: 'user', content: 'hi' }] }));
     expect(error.status).toBe(503);
     expect(count('chat')).toBe(1);
   });

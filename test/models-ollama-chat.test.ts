@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateText } from '../src/core/chat.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { failure } from './support/failure.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
@@ -32,7 +33,9 @@ describe('Ollama chat model against the scripted server', () => {
     const text = "SELECT count(*)\nFROM customers WHERE country = 'India';";
     server.enqueue({ text, chunkDelayMs: 2 });
     const tokens: string[] = [];
-    const result = await model().generate(user('How many customers?'), { onToken: (t) => tokens.push(t) });
+    const result = await generateText(model(), user('How many customers?'), {
+      onToken: (t) => tokens.push(t),
+    });
     expect(tokens.length).toBeGreaterThan(3);
     expect(tokens.join('')).toBe(text);
     expect(result.text).toBe(text);
@@ -45,9 +48,9 @@ describe('Ollama chat model against the scripted server', () => {
   it('sends deterministic options, an explicit num_predict and a num_ctx sized to the prompt', async () => {
     server.enqueue('a', 'b', 'c');
     const chat = model();
-    await chat.generate(user('short question'));
-    await chat.generate({ ...user('x'.repeat(20_000)), maxTokens: 300 });
-    await chat.generate({ ...user('y'), format: 'json' });
+    await generateText(chat, user('short question'));
+    await generateText(chat, { ...user('x'.repeat(20_000)), maxTokens: 300 });
+    await generateText(chat, { ...user('y'), format: 'json' });
     const [small, large, json] = server.chatRequests();
     expect(small!.stream).toBe(true);
     expect(small!.options).toEqual({ temperature: 0, seed: 42, num_predict: 1024, num_ctx: 2048 });
@@ -61,7 +64,7 @@ describe('Ollama chat model against the scripted server', () => {
   it('never sends our purpose field and passes format schemas, temperature, seed and keep_alive through', async () => {
     server.enqueue('{"facts":[]}');
     const schema = { type: 'object', properties: { facts: { type: 'array' } }, required: ['facts'] };
-    await model({ temperature: 0.3, seed: 7, keepAlive: '10m', maxTokens: 64 }).generate({
+    await generateText(model({ temperature: 0.3, seed: 7, keepAlive: '10m', maxTokens: 64 }), {
       ...user('remember this'),
       format: schema,
       purpose: 'extract',
@@ -77,8 +80,11 @@ describe('Ollama chat model against the scripted server', () => {
 
   it('caps num_ctx by the model context length and honours a fixed numCtx', async () => {
     server.enqueue('a', 'b');
-    await createOllamaChatModel({ host: server.url, model: 'tiny:1b' }).generate(user('z'.repeat(40_000)));
-    await model({ numCtx: 8192 }).generate(user('z'.repeat(40_000)));
+    await generateText(
+      createOllamaChatModel({ host: server.url, model: 'tiny:1b' }),
+      user('z'.repeat(40_000)),
+    );
+    await generateText(model({ numCtx: 8192 }), user('z'.repeat(40_000)));
     const [capped, fixed] = server.chatRequests();
     expect(capped!.options?.num_ctx).toBe(4096);
     expect(fixed!.options?.num_ctx).toBe(8192);
@@ -88,7 +94,7 @@ describe('Ollama chat model against the scripted server', () => {
 
   it("maps done_reason 'length' to finishReason 'length'", async () => {
     server.enqueue({ text: 'SELECT a, b, c FROM', doneReason: 'length' });
-    const result = await model({ maxTokens: 5 }).generate(user('wide table'));
+    const result = await generateText(model({ maxTokens: 5 }), user('wide table'));
     expect(result.finishReason).toBe('length');
     expect(result.text).toBe('SELECT a, b, c FROM');
     expect(result.usage.completionTokens).toBe(5);
@@ -97,7 +103,8 @@ describe('Ollama chat model against the scripted server', () => {
   it('reports an unreachable server as model_unreachable with a hint and no stack in the message', async () => {
     const port = await closedPort();
     const error = await failure(
-      createOllamaChatModel({ host: `http://127.0.0.1:${port}`, model: 'qwen2.5-coder:7b' }).generate(
+      generateText(
+        createOllamaChatModel({ host: `http://127.0.0.1:${port}`, model: 'qwen2.5-coder:7b' }),
         user('hi'),
       ),
     );
@@ -115,11 +122,14 @@ describe('Ollama chat model against the scripted server', () => {
   it('never puts a password from the host URL into the error', async () => {
     const port = await closedPort();
     const error = await failure(
-      createOllamaChatModel({
-        host: `http://admin:hunter2@127.0.0.1:${port}`,
-        model: 'm',
-        numCtx: 2048,
-      }).generate(user('hi')),
+      generateText(
+        createOllamaChatModel({
+          host: `http://admin:hunter2@127.0.0.1:${port}`,
+          model: 'm',
+          numCtx: 2048,
+        }),
+        user('hi'),
+      ),
     );
     expect(error.message).not.toContain('hunter2');
     expect(JSON.stringify(error.details)).not.toContain('hunter2');
@@ -129,7 +139,8 @@ describe('Ollama chat model against the scripted server', () => {
   it('sends credentials of the host URL as basic auth (Ollama behind a proxy)', async () => {
     server.enqueue('ok');
     const host = server.url.replace('http://', 'http://admin:s%3Acret@');
-    const result = await createOllamaChatModel({ host, model: 'qwen2.5-coder:7b', numCtx: 2048 }).generate(
+    const result = await generateText(
+      createOllamaChatModel({ host, model: 'qwen2.5-coder:7b', numCtx: 2048 }),
       user('hi'),
     );
     expect(result.text).toBe('ok');
@@ -139,7 +150,7 @@ describe('Ollama chat model against the scripted server', () => {
 
   it('reports a model that is not pulled as model_missing with an ollama pull hint', async () => {
     const error = await failure(
-      createOllamaChatModel({ host: server.url, model: 'llama3.2:3b' }).generate(user('hi')),
+      generateText(createOllamaChatModel({ host: server.url, model: 'llama3.2:3b' }), user('hi')),
     );
     expect(error.code).toBe('model_missing');
     expect(error.message).toContain('llama3.2:3b');
@@ -149,7 +160,7 @@ describe('Ollama chat model against the scripted server', () => {
 
   it('reports HTTP errors as model_output with the status', async () => {
     server.enqueue({ status: 503, error: 'server busy' });
-    const error = await failure(model().generate(user('hi')));
+    const error = await failure(generateText(model(), user('hi')));
     expect(error.code).toBe('model_output');
     expect(error.details.status).toBe(503);
     expect(error.details.retryable).toBe(true);
@@ -159,14 +170,14 @@ describe('Ollama chat model against the scripted server', () => {
   it('reports an error object in the middle of the stream as model_output', async () => {
     server.enqueue({ text: 'SELECT partial', status: 200, error: 'llama runner process has terminated' });
     const tokens: string[] = [];
-    const error = await failure(model().generate(user('hi'), { onToken: (t) => tokens.push(t) }));
+    const error = await failure(generateText(model(), user('hi'), { onToken: (t) => tokens.push(t) }));
     expect(error.code).toBe('model_output');
     expect(error.message).toContain('llama runner process has terminated');
     expect(tokens.join('')).toBe('SELECT partial');
   });
 
   it('fails loudly when the test programmed no reply', async () => {
-    const error = await failure(model().generate(user('unprogrammed')));
+    const error = await failure(generateText(model(), user('unprogrammed')));
     expect(error.code).toBe('model_output');
     expect(error.message).toContain('scripted server: no reply programmed');
   });
@@ -175,7 +186,7 @@ describe('Ollama chat model against the scripted server', () => {
     server.enqueue({ text: Array.from({ length: 40 }, (_, i) => `word${i}`).join(' '), chunkDelayMs: 50 });
     const controller = new AbortController();
     const tokens: string[] = [];
-    const call = model().generate(user('long answer'), {
+    const call = generateText(model(), user('long answer'), {
       signal: controller.signal,
       onToken: (t) => {
         tokens.push(t);
@@ -192,7 +203,9 @@ describe('Ollama chat model against the scripted server', () => {
     server.enqueue({ text: 'late', delayMs: 5_000 });
     const chat = model({ numCtx: 4096 });
     const started = Date.now();
-    await expect(chat.generate(user('slow'), { signal: AbortSignal.timeout(100) })).rejects.toMatchObject({
+    await expect(
+      generateText(chat, user('slow'), { signal: AbortSignal.timeout(100) }),
+    ).rejects.toMatchObject({
       name: 'TimeoutError',
     });
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -202,7 +215,7 @@ describe('Ollama chat model against the scripted server', () => {
     server.enqueue({ text: 'one two three four five six', chunkDelayMs: 20 });
     const mine = new Error('client went away');
     await expect(
-      model().generate(user('hi'), {
+      generateText(model(), user('hi'), {
         onToken: () => {
           throw mine;
         },
@@ -215,7 +228,7 @@ describe('Ollama chat model against the scripted server', () => {
   it('rejects at once with an already aborted signal and sends nothing', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(model().generate(user('hi'), { signal: controller.signal })).rejects.toMatchObject({
+    await expect(generateText(model(), user('hi'), { signal: controller.signal })).rejects.toMatchObject({
       name: 'AbortError',
     });
     expect(server.requests).toHaveLength(0);

@@ -2,7 +2,9 @@
  * Issue 17: the OpenAI-compatible backend, with the real `openai` client against the scripted
  * server's `/v1` routes.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateText } from '../src/core/chat.js';
 import { SqlrecallError } from '../src/core/errors.js';
 import {
   buildClassifyMessages,
@@ -37,7 +39,8 @@ describe('OpenAI-compatible chat model', () => {
     server.enqueue('SELECT count(*) FROM customers');
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
     const tokens: string[] = [];
-    const result = await chat.generate(
+    const result = await generateText(
+      chat,
       {
         messages: [
           { role: 'system', content: 'sys' },
@@ -67,7 +70,7 @@ describe('OpenAI-compatible chat model', () => {
   it('maps finish_reason length', async () => {
     server.enqueue({ text: 'SELECT a, b', doneReason: 'length' });
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
-    const result = await chat.generate({ messages: [{ role: 'user', content: 'x' }], maxTokens: 5 });
+    const result = await generateText(chat, { messages: [{ role: 'user', content: 'x' }], maxTokens: 5 });
     expect(result.finishReason).toBe('length');
     expect(result.usage.completionTokens).toBe(5);
   });
@@ -75,7 +78,7 @@ describe('OpenAI-compatible chat model', () => {
   it('sends a JSON schema as response_format', async () => {
     server.enqueue('{"kind":"question"}');
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
-    const result = await chat.generate({ messages: [{ role: 'user', content: 'x' }], format: schema });
+    const result = await generateText(chat, { messages: [{ role: 'user', content: 'x' }], format: schema });
     expect(result.text).toBe('{"kind":"question"}');
     const request = server.chatRequests()[0]!;
     expect(request.responseFormat).toEqual({ type: 'json_schema', json_schema: { name: 'reply', schema } });
@@ -90,8 +93,8 @@ describe('OpenAI-compatible chat model', () => {
       { role: 'system' as const, content: 'Classify.' },
       { role: 'user' as const, content: 'hi' },
     ];
-    expect((await chat.generate({ messages, format: schema })).text).toBe('{"kind":"question"}');
-    expect((await chat.generate({ messages, format: schema })).text).toBe('{"kind":"neither"}');
+    expect((await generateText(chat, { messages, format: schema })).text).toBe('{"kind":"question"}');
+    expect((await generateText(chat, { messages, format: schema })).text).toBe('{"kind":"neither"}');
     const v1 = server.requests.filter((r) => r.endpoint === 'v1-chat');
     // first call: rejected with response_format, retried without; second call: never sent again
     expect(v1.map((r) => 'response_format' in (r.body as object))).toEqual([true, false, false]);
@@ -102,13 +105,15 @@ describe('OpenAI-compatible chat model', () => {
 
   it('maps a missing model, an unreachable server and an abort', async () => {
     const missing = createOpenAiChatModel({ baseUrl, model: 'nope:1b' });
-    await expect(missing.generate({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
-      code: 'model_missing',
-    });
+    await expect(generateText(missing, { messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject(
+      {
+        code: 'model_missing',
+      },
+    );
     const stopped = await startScriptedOllama();
     await stopped.close();
     const down = createOpenAiChatModel({ baseUrl: `${stopped.url}/v1`, model: 'm' });
-    const error = await down.generate({ messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const error = await generateText(down, { messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(error).toBeInstanceOf(SqlrecallError);
     expect(error.code).toBe('model_unreachable');
     expect(error.message).toContain('connection refused');
@@ -117,7 +122,8 @@ describe('OpenAI-compatible chat model', () => {
     server.enqueue({ text: 'a b c d e f g h', chunkDelayMs: 200 });
     const controller = new AbortController();
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
-    const pending = chat.generate(
+    const pending = generateText(
+      chat,
       { messages: [{ role: 'user', content: 'x' }] },
       { signal: controller.signal, onToken: () => controller.abort(new Error('stop now')) },
     );
@@ -127,7 +133,7 @@ describe('OpenAI-compatible chat model', () => {
   it('maps an HTTP 500 to model_output and never prints the API key', async () => {
     server.failNext('v1-chat', { status: 500, error: 'boom' });
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b', apiKey: 'sk-secret-123456' });
-    const error = await chat.generate({ messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const error = await generateText(chat, { messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(error.code).toBe('model_output');
     expect(error.message).toContain('HTTP 500');
     expect(JSON.stringify({ m: error.message, d: error.details })).not.toContain('sk-secret');
@@ -160,7 +166,7 @@ describe('purpose travels as a header, never in the prompt', () => {
   it('the Ollama backend sends X-Sqlrecall-Purpose and the scripted server routes by it', async () => {
     server.enqueue('{"kind":"question"}');
     const chat = createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 });
-    await chat.generate({ messages: buildClassifyMessages('hello'), purpose: 'memory-classify' });
+    await generateText(chat, { messages: buildClassifyMessages('hello'), purpose: 'memory-classify' });
     const recorded = server.requests.find((r) => r.endpoint === 'chat')!;
     expect(recorded.headers[PURPOSE_HEADER]).toBe('memory-classify');
     expect(recorded.chat!.purpose).toBe('memory-classify');
@@ -179,7 +185,7 @@ describe('purpose travels as a header, never in the prompt', () => {
   it('without the header the scripted server still recognises purpose from content', async () => {
     server.enqueue('ok');
     const chat = createOpenAiChatModel({ baseUrl, model: 'qwen2.5-coder:7b' });
-    await chat.generate({
+    await generateText(chat, {
       messages: [
         { role: 'system', content: 'purpose: legacy' },
         { role: 'user', content: 'x' },

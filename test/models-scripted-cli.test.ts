@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateText } from '../src/core/chat.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
 
@@ -64,7 +65,7 @@ describe('scripted server CLI (test/support/scripted/main.ts)', () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const model = createOllamaChatModel({ host: url, model: 'qwen2.5-coder:7b' });
     const ask = (system: string, question: string) =>
-      model.generate({
+      generateText(model, {
         messages: [
           { role: 'system', content: system },
           { role: 'user', content: question },

@@ -6,17 +6,19 @@
  * `response_format` falls back to the schema in the prompt; the server's message is shown from
  * every common error body shape.
  */
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
+import { generateText } from '../src/core/chat.js';
 import { SqlrecallError } from '../src/core/errors.js';
 import { createOpenAiChatModel } from '../src/models/openai/chat-model.js';
 import { createOpenAiClient, listOpenAiModels } from '../src/models/openai/client.js';
 import { estimateTokens } from '../src/models/tokens.js';
-import { contextLengthSourceFor, createChatModelFor } from '../src/runtime/models.js';
+import { modelProviderFor } from '../src/runtime/models.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { freshPgliteDataDir } from './support/pglite-template.js';
 import type { ScriptedChatRequest } from './support/scripted/server.js';
@@ -74,28 +76,22 @@ describe('context window: the running size, not the trained size', () => {
       `${llama.url}/v1`,
     );
     expect(models[0]).toEqual({ id: 'qwen2.5-coder:7b', contextLength: 4096, contextSource: 'meta.n_ctx' });
-    expect(await contextLengthSourceFor(configFor(`${llama.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      4096,
-    );
+    expect(await modelProviderFor(configFor(`${llama.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(4096);
   });
 
   it('vLLM: max_model_len; llama-server without it in /v1/models: /props n_ctx', async () => {
-    expect(await contextLengthSourceFor(configFor(`${vllm.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      8192,
-    );
-    expect(await contextLengthSourceFor(configFor(`${props.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(
-      2048,
-    );
+    expect(await modelProviderFor(configFor(`${vllm.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(8192);
+    expect(await modelProviderFor(configFor(`${props.url}/v1`)).contextLength('qwen2.5-coder:7b')).toBe(2048);
   });
 
   it('SQLRECALL_CONTEXT_LENGTH always wins over what the server lists', async () => {
     const config = configFor(`${llama.url}/v1`, { SQLRECALL_CONTEXT_LENGTH: '16384' });
-    expect(await contextLengthSourceFor(config).contextLength('qwen2.5-coder:7b')).toBe(16384);
+    expect(await modelProviderFor(config).contextLength('qwen2.5-coder:7b')).toBe(16384);
   });
 
   it('a context-exceeded error says which size was assumed and names the setting', async () => {
     const config = configFor(`${llama.url}/v1`);
-    await contextLengthSourceFor(config).contextLength('qwen2.5-coder:7b');
+    await modelProviderFor(config).contextLength('qwen2.5-coder:7b');
     llama.enqueue({
       raw: jsonError(400, {
         error: {
@@ -107,7 +103,7 @@ describe('context window: the running size, not the trained size', () => {
         },
       }),
     });
-    const error = await failure(createChatModelFor(config).generate(ask));
+    const error = await failure(generateText(modelProviderFor(config).chatModel(), ask));
     expect(error.message).toContain('exceeds the available context size');
     expect(error.message).toContain('4096 tokens (from meta.n_ctx of /v1/models)');
     expect(error.message).toContain('SQLRECALL_CONTEXT_LENGTH');
@@ -167,7 +163,7 @@ describe('the server message from every common error body shape', () => {
   ])('%s', async (_family, body, expected) => {
     server.enqueue({ raw: jsonError(400, body) });
     const chat = createOpenAiChatModel({ baseUrl: `${server.url}/v1`, model: 'qwen2.5-coder:7b' });
-    const error = await failure(chat.generate(ask));
+    const error = await failure(generateText(chat, ask));
     expect(error.message).toContain(expected);
     expect(error.message).not.toContain('no body');
   });
@@ -201,14 +197,14 @@ describe('strict and odd servers', () => {
       'SELECT 2',
     );
     const model = chat();
-    expect((await model.generate(ask)).text).toBe('SELECT 1');
-    expect((await model.generate(ask)).text).toBe('SELECT 2');
+    expect((await generateText(model, ask)).text).toBe('SELECT 1');
+    expect((await generateText(model, ask)).text).toBe('SELECT 2');
     expect(bodies().map((b) => 'stream_options' in b)).toEqual([true, false, false]);
   });
 
   it('HTTP 400 that does not name stream_options is not retried', async () => {
     server.enqueue({ raw: jsonError(400, { error: { message: 'bad temperature' } }) });
-    await failure(chat().generate(ask));
+    await failure(generateText(chat(), ask));
     expect(bodies()).toHaveLength(1);
   });
 
@@ -218,7 +214,7 @@ describe('strict and odd servers', () => {
       { raw: jsonError(500, { error: { message: 'Internal Server Error' } }) },
       '{"kind":"question"}',
     );
-    const result = await chat().generate({ ...ask, format: schema });
+    const result = await generateText(chat(), { ...ask, format: schema });
     expect(result.text).toBe('{"kind":"question"}');
     expect(bodies().map((b) => 'response_format' in b)).toEqual([true, false]);
     expect((bodies()[1]!.messages as Array<{ content: string }>)[0]!.content).toContain(
@@ -229,7 +225,7 @@ describe('strict and odd servers', () => {
   it('every family: a whole stream is read the same way', async () => {
     for (const family of ['llama.cpp', 'vllm', 'lmstudio', 'localai', 'ollama-v1'] as const) {
       server.enqueue({ raw: sseReply(family, { content: ['SELECT ', '42'] }) });
-      expect((await chat().generate(ask)).text).toBe('SELECT 42');
+      expect((await generateText(chat(), ask)).text).toBe('SELECT 42');
     }
   });
 });

@@ -4,7 +4,9 @@
  * or a stream that goes silent fails the call (exit 5) with the server's own message; nothing of
  * such a reply comes back as text. Scripted transcripts over the real `openai` and `ollama` clients.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateText } from '../src/core/chat.js';
 import { SqlrecallError } from '../src/core/errors.js';
 import type { ChatModel } from '../src/core/ports.js';
 import { withFirstTokenTimeout } from '../src/models/first-token-timeout.js';
@@ -37,7 +39,7 @@ const ollama = (): ChatModel =>
   createOllamaChatModel({ host: server.url, model: 'qwen2.5-coder:7b', numCtx: 4096 });
 
 async function failure(chat: ChatModel): Promise<SqlrecallError> {
-  const error = await chat.generate(ask).then(
+  const error = await generateText(chat, ask).then(
     (result) => new Error(`expected a failure, got a reply: ${JSON.stringify(result.text)}`),
     (e: unknown) => e,
   );
@@ -48,7 +50,7 @@ async function failure(chat: ChatModel): Promise<SqlrecallError> {
 describe.each(FAMILIES)('OpenAI-compatible stream endings: %s', (family) => {
   it('a whole reply with finish_reason and [DONE] is the answer', async () => {
     server.enqueue({ raw: sseReply(family, { content: WHOLE }) });
-    const result = await openAi().generate(ask);
+    const result = await generateText(openAi(), ask);
     expect(result.text).toBe(WHOLE.join(''));
     expect(result.finishReason).toBe('stop');
   });
@@ -86,7 +88,7 @@ describe.each(FAMILIES)('OpenAI-compatible stream endings: %s', (family) => {
   it('[DONE] ends the reply at once even when the server keeps the connection open', async () => {
     server.enqueue({ raw: { ...sseReply(family, { content: WHOLE }), after: 'open' } });
     const started = performance.now();
-    const result = await openAi().generate(ask);
+    const result = await generateText(openAi(), ask);
     expect(result.text).toBe(WHOLE.join(''));
     expect(performance.now() - started).toBeLessThan(2_000);
   });
@@ -105,7 +107,7 @@ describe.each(FAMILIES)('OpenAI-compatible stream endings: %s', (family) => {
     const thoughts = Array.from({ length: 8 }, (_, i) => `step ${i}. `);
     server.enqueue({ raw: sseReply(family, { reasoning: thoughts, content: WHOLE, delayMs: 100 }) });
     const thinking: string[] = [];
-    const result = await withFirstTokenTimeout(openAi(), 400, 5_000).generate(ask, {
+    const result = await generateText(withFirstTokenTimeout(openAi(), 400, 5_000), ask, {
       onThinking: (t) => thinking.push(t),
     });
     expect(result.text).toBe(WHOLE.join(''));
@@ -132,7 +134,7 @@ describe('OpenAI-compatible error body shapes', () => {
 describe('Ollama native stream endings', () => {
   it('a whole reply ends with done: true', async () => {
     server.enqueue({ raw: ndjsonReply({ content: WHOLE }) });
-    expect((await ollama().generate(ask)).text).toBe(WHOLE.join(''));
+    expect((await generateText(ollama(), ask)).text).toBe(WHOLE.join(''));
   });
 
   it('a stream without done: true is a model failure', async () => {
@@ -159,7 +161,7 @@ describe('Ollama native stream endings', () => {
   it('done: true ends the reply at once even when the connection stays open', async () => {
     server.enqueue({ raw: ndjsonReply({ content: WHOLE, after: 'open' }) });
     const started = performance.now();
-    expect((await ollama().generate(ask)).text).toBe(WHOLE.join(''));
+    expect((await generateText(ollama(), ask)).text).toBe(WHOLE.join(''));
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
@@ -171,7 +173,7 @@ describe('Ollama native stream endings', () => {
 
     const thoughts = Array.from({ length: 6 }, (_, i) => `hmm ${i} `);
     server.enqueue({ raw: ndjsonReply({ thinking: thoughts, content: WHOLE, delayMs: 100 }) });
-    const result = await withFirstTokenTimeout(ollama(), 350, 5_000).generate(ask);
+    const result = await generateText(withFirstTokenTimeout(ollama(), 350, 5_000), ask);
     expect(result.text).toBe(WHOLE.join(''));
     expect(result.thinking).toBe(thoughts.join(''));
   });

@@ -340,14 +340,10 @@ describe('refusals are never repaired', () => {
       let modelCalls = 0;
       const chat: ChatModel = {
         id: 'fixed',
-        generate: async () => {
+        async *stream() {
           modelCalls += 1;
-          return {
-            text: `\`\`\`sql\n${attack.sql}\n\`\`\``,
-            finishReason: 'stop',
-            usage: { promptTokens: 0, completionTokens: 0 },
-            durationMs: 0,
-          };
+          yield { type: 'text-delta', text: `\`\`\`sql\n${attack.sql}\n\`\`\`` };
+          yield { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
         },
       };
       const loop = generateAndRun({

@@ -202,12 +202,10 @@ function suite(engine: 'pglite' | 'server', make: () => Promise<Fixture>) {
       ).toEqual([[true]]);
       const reply = (text: string): ChatModel => ({
         id: 'fixed',
-        generate: async () => ({
-          text,
-          finishReason: 'stop',
-          usage: { promptTokens: 0, completionTokens: 0 },
-          durationMs: 0,
-        }),
+        async *stream() {
+          yield { type: 'text-delta', text };
+          yield { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+        },
       });
       let executed = 0;
       const counting = new Proxy(db, {

@@ -6,21 +6,16 @@
 
 import { SqlrecallError } from '../core/errors.js';
 import { checkQuestion } from '../core/limits.js';
-import type {
-  ChatMessage,
-  ChatModel,
-  DatabaseConnector,
-  EmbeddingModel,
-  QueryResult,
-} from '../core/ports.js';
+import type { ChatModel, DatabaseConnector, EmbeddingModel, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
 import type { RecalledMemory } from '../memory/recall.js';
+import { writeAnswer } from './answer.js';
 import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
-import { emptyResultAnswer, type ValueHintSource } from './empty-check.js';
+import type { ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
 import {
   coveredByLinkedTables,
@@ -30,7 +25,6 @@ import {
 } from './example-similarity.js';
 import { answerWithoutModel, type ExampleSource, modelNeededError } from './fallback.js';
 import type { PreferenceSource } from './fallback-preferences.js';
-import { unanswerableAnswer } from './generate.js';
 import type { MemoryHook, MemoryTurn } from './memory-hook.js';
 import {
   appliedMemories,
@@ -39,15 +33,9 @@ import {
   renderMemoriesBlock,
   requiredPredicates,
 } from './memory-sql.js';
-import {
-  buildAnswerMessages,
-  buildSqlMessages,
-  NO_DATA_ANSWER,
-  type PromptExample,
-  renderExamplesBlock,
-} from './prompts.js';
+import { buildSqlMessages, type PromptExample, renderExamplesBlock } from './prompts.js';
 import { runCheckedSql } from './run-sql.js';
-import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText } from './set-aside.js';
+import type { SetAsideMemory, UndecidedMemory } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
 export interface AssistantOptions {
@@ -430,49 +418,18 @@ export class Assistant {
       required,
       { question, setAside, undecided },
     );
-    const { sql, result, attempts, unanswerable, emptyFilters } = generated;
+    const { sql, result, attempts, unanswerable } = generated;
 
-    let answer: string | null = null;
-    if (unanswerable !== undefined) {
-      // The model said the schema has no data for this: an honest answer, no invented SQL.
-      answer = unanswerableAnswer(unanswerable);
-      yield { type: 'answer_token', text: answer };
-      yield { type: 'answer', text: answer };
-    } else if (sql !== null && !input.skipAnswer) {
-      if (result.rowCount === 0) {
-        answer = emptyResultAnswer(emptyFilters ?? []) ?? NO_DATA_ANSWER;
-        yield { type: 'answer_token', text: answer };
-      } else {
-        const stream = streamAnswer(chat, buildAnswerMessages(question, sql, result), {
-          maxTokens: this.options.answerMaxTokens ?? 400,
-          signal: input.signal,
-        });
-        let reply = '';
-        for (;;) {
-          const next = await stream.next();
-          if (next.done) {
-            reply = next.value;
-            break;
-          }
-          yield { type: 'answer_token', text: next.value };
-        }
-        answer = reply.trim();
-      }
-      if (setAside.length > 0) {
-        // The question won over a standing preference: say so in the answer itself.
-        const note = `\n${setAsideText(setAside)}`;
-        yield { type: 'answer_token', text: note };
-        answer = `${answer}${note}`;
-      }
-      const kept = undecided.filter((u) => !setAside.some((s) => s.id === u.id));
-      if (kept.length > 0) {
-        // The set-aside model call failed: the preference was enforced, and the answer says so.
-        const note = `\n${undecidedText(kept)}`;
-        yield { type: 'answer_token', text: note };
-        answer = `${answer}${note}`;
-      }
-      yield { type: 'answer', text: answer };
-    }
+    const answer = yield* writeAnswer({
+      chat,
+      question,
+      generated,
+      setAside,
+      undecided,
+      maxTokens: this.options.answerMaxTokens ?? 400,
+      ...(input.skipAnswer ? { skipAnswer: true } : {}),
+      ...(input.signal ? { signal: input.signal } : {}),
+    });
     const applied = memory ? await appliedMemories(memory.recalled, sql) : [];
     const outcome: AskOutcome = {
       question: input.message,
@@ -635,44 +592,4 @@ async function* finishTurn(
     outcome.recalledMemories = outcome.recalledMemories.filter((m) => !applied.has(m.id));
   }
   yield { type: 'remembered', changes: learned.changes, problems: learned.problems };
-}
-
-/**
- * Streams the answer: yields text pieces as the model produces them, returns the whole text.
- * A reply cut by the token limit is marked with a trailing ellipsis rather than passed off as whole.
- */
-async function* streamAnswer(
-  chat: ChatModel,
-  messages: ChatMessage[],
-  opts: { maxTokens: number; signal?: AbortSignal },
-): AsyncGenerator<string, string> {
-  const queue: string[] = [];
-  let wake: (() => void) | undefined;
-  let finished = false;
-  const call = chat
-    .generate(
-      { messages, maxTokens: opts.maxTokens, purpose: 'answer' },
-      {
-        signal: opts.signal,
-        onToken: (text) => {
-          queue.push(text);
-          wake?.();
-        },
-      },
-    )
-    .finally(() => {
-      finished = true;
-      wake?.();
-    });
-  call.catch(() => {}); // observed below; avoids an unhandled rejection while we wait
-  for (;;) {
-    while (queue.length > 0) yield queue.shift()!;
-    if (finished) break;
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    wake = undefined;
-  }
-  const reply = await call;
-  return reply.finishReason === 'length' ? `${reply.text.trim()} …` : reply.text;
 }

@@ -6,6 +6,7 @@
  * model that says the schema cannot answer the question gets an honest answer, not invented SQL.
  * Every attempt is recorded; every stage reports a {@link Step}.
  */
+import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
 import { guardRefusal } from '../core/refusal.js';
@@ -269,14 +270,16 @@ async function generateSql(
   messages: ChatMessage[],
   attempts: Attempt[],
 ): Promise<string> {
-  let first = await input.chat.generate(
+  let first = await generateText(
+    input.chat,
     { messages, maxTokens: input.maxTokens, purpose: 'sql' },
     { signal: input.signal },
   );
   if (answeredOnlyInReasoning(first)) {
     // A thinking model that put everything in its reasoning: one more call asking for the SQL only.
     attempts.push({ sql: '', error: 'the model answered only in its reasoning, with no reply text' });
-    first = await input.chat.generate(
+    first = await generateText(
+      input.chat,
       {
         messages: [...messages, { role: 'user', content: SQL_ONLY_PROMPT }],
         maxTokens: input.maxTokens,
@@ -306,7 +309,11 @@ async function generateSql(
   });
   const second =
     larger > input.maxTokens
-      ? await input.chat.generate({ messages, maxTokens: larger, purpose: 'sql' }, { signal: input.signal })
+      ? await generateText(
+          input.chat,
+          { messages, maxTokens: larger, purpose: 'sql' },
+          { signal: input.signal },
+        )
       : first;
   if (second.finishReason !== 'length') return replyText(second);
   if (second !== first)

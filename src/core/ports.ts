@@ -24,9 +24,14 @@ export interface ChatRequest {
   purpose?: string;
 }
 
-/** Per-call options. */
-export interface ChatOptions {
+/** Per-call options of {@link ChatModel.stream}. */
+export interface ChatStreamOptions {
+  /** Aborting cancels the request; the iteration then throws the signal's reason. */
   signal?: AbortSignal;
+}
+
+/** Options of `generateText` (`core/chat.ts`): the stream's, plus callbacks for its pieces. */
+export interface ChatOptions extends ChatStreamOptions {
   /** Called with each piece of text as it streams in. */
   onToken?: (text: string) => void;
   /**
@@ -61,15 +66,34 @@ export interface ChatResult {
   toolCalls?: ChatToolCall[];
 }
 
+/**
+ * One part of a streamed reply, in order: pieces of the answer text, of a thinking model's
+ * reasoning (never part of the answer), of structured tool calls (`index` tells calls apart; `name`
+ * and `arguments` are pieces to append), then exactly one `finish`, last, once the server said the
+ * reply is complete.
+ */
+export type ChatPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'tool-call-delta'; index: number; name: string; arguments: string }
+  | {
+      type: 'finish';
+      finishReason: FinishReason;
+      usage: { promptTokens: number; completionTokens: number };
+    };
+
 /** A chat model (Ollama, an OpenAI-compatible server, or the scripted server in tests). */
 export interface ChatModel {
   /** Model name as the server knows it, e.g. `qwen2.5-coder:7b`. */
   readonly id: string;
   /**
-   * Generates one reply. Exactly one remote call.
+   * Streams one reply as {@link ChatPart}s; exactly one remote call per reply (an adapter may repeat
+   * a request the server refused for a field it does not take). The last part is `finish`; a reply
+   * the server did not complete throws from the iteration instead, and stopping the iteration early
+   * cancels the request. `generateText` (`core/chat.ts`) collects a stream into a {@link ChatResult}.
    * @throws SqlrecallError `model_unreachable`, `model_missing`, `model_output`
    */
-  generate(request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
+  stream(request: ChatRequest, options?: ChatStreamOptions): AsyncIterable<ChatPart>;
 }
 
 /** An embedding model. */

@@ -315,7 +315,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         linking = createSchemaLinking({
           config,
           db,
-          admin: runtime.admin(),
+          admin: runtime.provider(),
           onWarning: (message) => log(`warning: ${message}`),
         });
         linkings.set(runtime, linking);

@@ -3,7 +3,9 @@
  * parsing (code fences, text around the object), and exactly one retry when the reply is not
  * valid JSON for the schema.
  */
+
 import { z } from 'zod';
+import { generateText } from '../core/chat.js';
 import type { ChatMessage, ChatModel } from '../core/ports.js';
 
 /** Result of {@link callJson}: the parsed value, or why there is none (with the last raw reply). */
@@ -51,7 +53,8 @@ export async function callJson<S extends z.ZodType>(
   let conversation = messages;
   let last: JsonCallResult<z.output<S>> = { ok: false, error: 'no reply', raw: '' };
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const reply = await chat.generate(
+    const reply = await generateText(
+      chat,
       { messages: conversation, format, maxTokens: options.maxTokens ?? 512, purpose: options.purpose },
       { signal: options.signal },
     );

@@ -9,7 +9,7 @@
  * long answer that keeps streaming is never cut: every token restarts the idle deadline.
  */
 import { SqlrecallError } from '../core/errors.js';
-import type { ChatModel, ChatOptions, ChatRequest, ChatResult } from '../core/ports.js';
+import type { ChatModel, ChatPart, ChatRequest, ChatStreamOptions } from '../core/ports.js';
 
 /**
  * Default first-token deadline: 300,000 ms (5 minutes). A design bound, not a measurement: loose
@@ -29,11 +29,12 @@ export const DEFAULT_MODEL_IDLE_TIMEOUT_MS = 120_000;
 const seconds = (ms: number) => (ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 
 /**
- * Wraps `chat` so that each `generate` call fails with `model_timeout` when no token (content or
+ * Wraps `chat` so that each reply stream fails with `model_timeout` when no token (content or
  * reasoning) arrives within `timeoutMs` milliseconds, or when, after the first token, no further
  * token arrives within `idleTimeoutMs` (default {@link DEFAULT_MODEL_IDLE_TIMEOUT_MS}); the
- * underlying request is aborted. A deadline ≤ 0 is off; with both off, `chat` is returned
- * unchanged. A caller's own abort still rejects with its AbortError, never `model_timeout`.
+ * underlying request is aborted. Only the server's silence counts: the clock stops while the
+ * caller holds a part. A deadline ≤ 0 is off; with both off, `chat` is returned unchanged. A
+ * caller's own abort still throws its AbortError, never `model_timeout`.
  */
 export function withFirstTokenTimeout(
   chat: ChatModel,
@@ -47,7 +48,7 @@ export function withFirstTokenTimeout(
     get id() {
       return chat.id;
     },
-    async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    async *stream(request: ChatRequest, options: ChatStreamOptions = {}): AsyncGenerator<ChatPart> {
       const controller = new AbortController();
       const outer = options.signal;
       const forward = () => controller.abort(outer?.reason);
@@ -55,8 +56,11 @@ export function withFirstTokenTimeout(
       outer?.addEventListener('abort', forward, { once: true });
       let expired: 'first' | 'idle' | undefined;
       let timer: NodeJS.Timeout | undefined;
-      const arm = (which: 'first' | 'idle', ms: number) => {
-        if (timer) clearTimeout(timer);
+      let alive = false;
+      const arm = () => {
+        const which = alive ? 'idle' : 'first';
+        const ms = alive ? idleTimeoutMs : timeoutMs;
+        if (ms <= 0) return;
         timer = setTimeout(() => {
           expired = which;
           controller.abort();
@@ -66,25 +70,14 @@ export function withFirstTokenTimeout(
         if (timer) clearTimeout(timer);
         timer = undefined;
       };
-      if (firstOn) arm('first', timeoutMs);
-      const alive = () => {
-        if (expired) return;
-        if (idleOn) arm('idle', idleTimeoutMs);
-        else stop();
-      };
       try {
-        return await chat.generate(request, {
-          ...options,
-          signal: controller.signal,
-          onToken: (text) => {
-            alive();
-            options.onToken?.(text);
-          },
-          onThinking: (text) => {
-            alive();
-            options.onThinking?.(text);
-          },
-        });
+        arm();
+        for await (const part of chat.stream(request, { ...options, signal: controller.signal })) {
+          stop();
+          if (part.type !== 'finish') alive = true; // any streamed piece is a sign of life
+          yield part;
+          arm();
+        }
       } catch (error) {
         if (expired && !outer?.aborted)
           throw deadlineError(chat.id, expired, expired === 'first' ? timeoutMs : idleTimeoutMs, error);

@@ -5,9 +5,8 @@
 
 import { existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
-import { maskUrl } from '../core/redact.js';
-import { createOpenAiClient, listOpenAiModels } from '../models/openai/client.js';
-import { assumedContextWindow, contextLengthSourceFor, createEmbeddingModelFor } from './models.js';
+import { resolveContextTokens } from '../linking/budget.js';
+import type { ContextWindow, StructuredOutputSupport } from '../models/provider.js';
 import type { Runtime } from './runtime.js';
 
 /** Result of one check. */
@@ -23,41 +22,24 @@ export interface Check {
   code?: ErrorCode;
 }
 
-/** What to install when no Ollama server answers. */
-export function ollamaInstallHint(host: string, model: string): string {
-  return [
-    'Install Ollama from https://ollama.com/download (Linux: curl -fsSL https://ollama.com/install.sh | sh),',
-    `start it with \`ollama serve\`, pull the model with \`ollama pull ${model}\`,`,
-    `or point OLLAMA_HOST at a running server (now ${maskUrl(host)}).`,
-  ].join(' ');
-}
-
-/** What to do when no OpenAI-compatible server answers at `baseUrl`. */
-export function openAiServerHint(baseUrl: string): string {
-  return [
-    `Start your OpenAI-compatible model server (e.g. \`llama-server -m model.gguf --port 8080\`, LM Studio's server, \`vllm serve\`, LocalAI, Jan, or Ollama's /v1),`,
-    `or set SQLRECALL_BASE_URL (or --base-url) to its address including /v1 (now ${maskUrl(baseUrl)});`,
-    'set SQLRECALL_API_KEY if it wants a key.',
-  ].join(' ');
-}
-
-/** True when `/v1/models` lists `model` (exactly, or as Ollama's `name:latest`). */
-function listsModel(ids: string[], model: string): boolean {
-  return ids.includes(model) || (!model.includes(':') && ids.includes(`${model}:latest`));
-}
+/** The most `doctor` waits for the structured-output probe, in milliseconds (a cold model loads first). */
+const PROBE_TIMEOUT_MS = 60_000;
 
 /**
- * Checks an OpenAI-compatible server (`provider: 'openai'`): reachable, the chat and embedding
- * models listed by `/v1/models`, and the embedding model's vectors ({@link checkEmbeddings}).
+ * Checks the configured model server: it answers (with the exact fix when not), the chat and
+ * embedding models are there, the context window prompts are sized for and where it was read,
+ * whether replies can be held to a JSON schema, and the embedding model's vectors
+ * ({@link checkEmbeddings}). Every message names the backend and address in use.
  */
-export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
+export async function checkModels(runtime: Runtime): Promise<Check[]> {
   const { config } = runtime;
-  const url = maskUrl(config.baseUrl);
+  const provider = runtime.provider();
   const checks: Check[] = [];
-  let ids: string[];
+  let listed: string[];
   try {
-    const client = createOpenAiClient({ baseUrl: config.baseUrl, apiKey: config.apiKey });
-    ids = (await listOpenAiModels(client, config.baseUrl)).map((m) => m.id);
+    const status = await provider.status();
+    listed = status.models;
+    checks.push({ name: 'model server', ok: true, level: 'ok', message: status.summary });
   } catch (error) {
     const err = toSqlrecallError(error);
     checks.push({
@@ -66,45 +48,104 @@ export async function checkOpenAiModels(runtime: Runtime): Promise<Check[]> {
       level: 'fail',
       message: err.message,
       fix:
-        err.code === 'model_unreachable' &&
-        typeof err.details.hint === 'string' &&
-        /API_KEY/.test(err.details.hint)
+        typeof err.details.hint === 'string' && /API_KEY/.test(err.details.hint)
           ? 'Set SQLRECALL_API_KEY to the key the server expects.'
-          : openAiServerHint(config.baseUrl),
+          : provider.hints.unreachable,
       code: isSqlrecallError(error) ? err.code : 'model_unreachable',
     });
     return checks;
   }
-  checks.push({
-    name: 'model server',
-    ok: true,
-    level: 'ok',
-    message: `OpenAI-compatible server at ${url} lists ${ids.length} model(s)`,
-  });
+  let embeddingPresent = false;
   for (const [role, model, setting] of [
     ['chat model', config.model, 'SQLRECALL_MODEL'],
     ['embedding model', config.embedModel, 'SQLRECALL_EMBED_MODEL'],
   ] as const) {
-    if (listsModel(ids, model)) {
-      checks.push({
-        name: role,
-        ok: true,
-        level: 'ok',
-        message: `${role} ${model} is served${role === 'chat model' ? await contextNote(runtime) : ''}`,
-      });
+    let present: boolean;
+    try {
+      present = await provider.hasModel(model);
+    } catch (error) {
+      const err = toSqlrecallError(error);
+      checks.push({ name: role, ok: false, level: 'fail', message: err.message, code: err.code });
+      continue;
+    }
+    if (!present) {
+      const missing = provider.hints.missingModel({ role, model, setting, listed });
+      checks.push({ name: role, ok: false, level: 'fail', ...missing, code: 'model_missing' });
       continue;
     }
     checks.push({
       name: role,
-      ok: false,
-      level: 'fail',
-      message: `The ${role} ${model} is not listed by ${url}/models (it lists: ${ids.slice(0, 10).join(', ') || 'nothing'}).`,
-      fix: `Load ${model} in the server, or set ${setting} to one of the listed names.`,
-      code: 'model_missing',
+      ok: true,
+      level: 'ok',
+      message: `${role} ${model} is ${provider.hints.presentVerb}`,
     });
+    if (role === 'chat model')
+      checks.push(await checkContextWindow(runtime), await checkStructuredOutput(runtime));
+    else embeddingPresent = true;
   }
-  if (listsModel(ids, config.embedModel)) checks.push(...(await checkEmbeddings(runtime)));
+  if (embeddingPresent) checks.push(...(await checkEmbeddings(runtime)));
   return checks;
+}
+
+/**
+ * The context window prompts for the chat model are sized for, and where it was read
+ * (SQLRECALL_CONTEXT_LENGTH, the server's running window, the model's trained size), so a user can
+ * see why; a warning with the setting to use when the server reports none.
+ */
+export async function checkContextWindow(runtime: Runtime): Promise<Check> {
+  const { config } = runtime;
+  let window: ContextWindow | undefined;
+  try {
+    window = await runtime.provider().contextWindow(config.model);
+  } catch (error) {
+    return {
+      name: 'context window',
+      ok: true,
+      level: 'warn',
+      message: `Could not read the context window of ${config.model}: ${toSqlrecallError(error).message}`,
+    };
+  }
+  const budget = resolveContextTokens(config.numCtx, window?.tokens);
+  if (!window)
+    return {
+      name: 'context window',
+      ok: true,
+      level: 'warn',
+      message: `The server reports no context window for ${config.model}; prompts are sized for ${budget} tokens.`,
+      fix: 'Set SQLRECALL_CONTEXT_LENGTH to the window the server runs the model with.',
+    };
+  const sized = budget === window.tokens ? '' : `; prompts are sized for ${budget} tokens`;
+  return {
+    name: 'context window',
+    ok: true,
+    level: 'ok',
+    message: `context window of ${config.model}: ${window.tokens} tokens (from ${window.source})${sized}`,
+  };
+}
+
+/**
+ * Whether the server holds replies to a JSON schema (memory extraction and teaching ask for one):
+ * `ok` when it does, a warning when it does not (sqlrecall then writes the schema into the prompt,
+ * which small models follow less reliably) or when that could not be found out.
+ */
+export async function checkStructuredOutput(runtime: Runtime): Promise<Check> {
+  const { config } = runtime;
+  let support: StructuredOutputSupport;
+  try {
+    support = await runtime.provider().structuredOutput(config.model, {
+      signal: AbortSignal.timeout(Math.min(config.modelTimeoutMs, PROBE_TIMEOUT_MS)),
+    });
+  } catch (error) {
+    support = { supported: undefined, how: toSqlrecallError(error).message };
+  }
+  const verdict =
+    support.supported === true ? 'supported' : support.supported === false ? 'not supported' : 'unknown';
+  return {
+    name: 'structured output',
+    ok: true,
+    level: support.supported === true ? 'ok' : 'warn',
+    message: `JSON-schema replies from ${config.model}: ${verdict} (${support.how})`,
+  };
 }
 
 /** The text `doctor` embeds: a question as users ask them, so the vector is a real one. */
@@ -118,9 +159,9 @@ const PROBE_TEXT = 'How many orders were shipped to customers in India last mont
  */
 export async function checkEmbeddings(runtime: Runtime): Promise<Check[]> {
   const { config } = runtime;
-  const server =
-    config.provider === 'openai' ? `${maskUrl(config.baseUrl)}/embeddings` : maskUrl(config.ollamaHost);
-  const embedder = createEmbeddingModelFor(config);
+  const provider = runtime.provider();
+  const server = provider.embeddingsUrl;
+  const embedder = provider.embeddingModel();
   let declared: number;
   let vector: number[];
   try {
@@ -134,10 +175,7 @@ export async function checkEmbeddings(runtime: Runtime): Promise<Check[]> {
         ok: false,
         level: 'fail',
         message: err.message,
-        fix:
-          config.provider === 'openai'
-            ? `Make sure ${config.embedModel} is an embedding model the server serves at ${server} (llama-server needs --embeddings).`
-            : `Make sure ${config.embedModel} is an embedding model (\`ollama show ${config.embedModel}\`), or set SQLRECALL_EMBED_MODEL to one (e.g. all-minilm).`,
+        fix: provider.hints.embeddingFix(config.embedModel),
         code: err.code,
       },
     ];
@@ -200,82 +238,6 @@ export async function checkEmbeddings(runtime: Runtime): Promise<Check[]> {
       message: `memory store vectors match: ${recorded.dimensions} dimensions of ${recorded.model}`,
     });
   }
-  return checks;
-}
-
-/**
- * What sqlrecall sizes prompts for: `; context window N tokens (from …)`, so a user can see why
- * (and set SQLRECALL_CONTEXT_LENGTH when the server runs with another window). '' when unknown.
- */
-async function contextNote(runtime: Runtime): Promise<string> {
-  const { config } = runtime;
-  try {
-    await contextLengthSourceFor(config).contextLength(config.model);
-  } catch {
-    return '';
-  }
-  const window = assumedContextWindow(config, config.model);
-  return window
-    ? `; context window ${window.tokens} tokens (from ${window.source})`
-    : '; the server reports no context window (set SQLRECALL_CONTEXT_LENGTH to its size)';
-}
-
-/** Checks the model server and the configured models. */
-export async function checkModels(runtime: Runtime): Promise<Check[]> {
-  const { config } = runtime;
-  if (config.provider === 'openai') return checkOpenAiModels(runtime);
-  const admin = runtime.admin();
-  const checks: Check[] = [];
-  let version: string;
-  try {
-    version = await admin.version();
-  } catch (error) {
-    const err = toSqlrecallError(error);
-    checks.push({
-      name: 'ollama',
-      ok: false,
-      level: 'fail',
-      message: err.message,
-      fix: ollamaInstallHint(config.ollamaHost, config.model),
-      code: isSqlrecallError(error) ? err.code : 'model_unreachable',
-    });
-    return checks;
-  }
-  checks.push({
-    name: 'ollama',
-    ok: true,
-    level: 'ok',
-    message: `Ollama ${version} at ${maskUrl(config.ollamaHost)}`,
-  });
-  for (const [role, model] of [
-    ['chat model', config.model],
-    ['embedding model', config.embedModel],
-  ] as const) {
-    try {
-      const present = await admin.hasModel(model);
-      checks.push(
-        present
-          ? {
-              name: role,
-              ok: true,
-              level: 'ok',
-              message: `${role} ${model} is pulled${role === 'chat model' ? await contextNote(runtime) : ''}`,
-            }
-          : {
-              name: role,
-              ok: false,
-              level: 'fail',
-              message: `The ${role} ${model} is not pulled on this Ollama server.`,
-              fix: `ollama pull ${model}`,
-              code: 'model_missing',
-            },
-      );
-    } catch (error) {
-      const err = toSqlrecallError(error);
-      checks.push({ name: role, ok: false, level: 'fail', message: err.message, code: err.code });
-    }
-  }
-  if (checks.at(-1)?.ok) checks.push(...(await checkEmbeddings(runtime)));
   return checks;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The memory part of the composition root: the store (embedded PGlite under
- * `<SQLRECALL_HOME>/memory`, or the server PostgreSQL of MEMORY_DATABASE_URL), the Ollama
+ * `<SQLRECALL_HOME>/memory`, or the server PostgreSQL of MEMORY_DATABASE_URL), the configured
  * embedding model whose dimension is probed at startup (never hard-coded), and the memory service.
  * A store built with another embedding model or dimension is refused (`memory_embedding_mismatch`,
  * exit 2) until `sqlrecall memory reembed` migrates it.
@@ -9,14 +9,13 @@ import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
-import { maskUrl } from '../core/redact.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
 import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
 import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
 import { rememberEmbeddings } from '../models/embedding-memo.js';
-import { createEmbeddingModelFor, modelInstallHint } from './models.js';
+import { modelProviderFor } from './models.js';
 
 /** Where the embedded memory store lives. */
 export function memoryDataDir(config: Config): string {
@@ -106,7 +105,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
   const store = createMemoryStore(options.client ? { client: options.client } : memoryStoreOptions(config));
   try {
     // A question is embedded by schema linking and by recall: the second is answered in process.
-    const embedder = rememberEmbeddings(createEmbeddingModelFor(config));
+    const embedder = rememberEmbeddings(modelProviderFor(config).embeddingModel());
     // The store's start (a PGlite start, or a socket to the process holding it) and the model
     // server's answer on the embedding size run side by side: neither needs the other (issue 15).
     const probed = embedder.dimensions();
@@ -153,19 +152,13 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
 
 /** An embedder that explains why it cannot embed (the model server or model is unavailable). */
 function unavailableEmbedder(config: Config): EmbeddingModel {
+  const provider = modelProviderFor(config);
   const fail = () =>
     Promise.reject(
       new SqlrecallError(
         'model_unreachable',
-        `The embedding model ${config.embedModel} is not available at ${config.provider === 'openai' ? maskUrl(config.baseUrl) : config.ollamaHost}.`,
-        {
-          details: {
-            hint:
-              config.provider === 'openai'
-                ? `Start the model server and ${modelInstallHint(config, config.embedModel)}.`
-                : `Start Ollama and run \`ollama pull ${config.embedModel}\`.`,
-          },
-        },
+        `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
+        { details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` } },
       ),
     );
   return { id: config.embedModel, dimensions: fail, embed: fail };

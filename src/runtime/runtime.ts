@@ -9,16 +9,8 @@ import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
-import type { OllamaAdmin } from '../models/ollama/admin.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
-import {
-  type ContextLengthSource,
-  contextLengthSourceFor,
-  createChatModelFor,
-  createOllamaAdminFor,
-  modelInstallHint,
-  modelStartHint,
-} from './models.js';
+import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 
 // The question pipeline, the memory store and schema linking are imported when first needed
 // (issue 15: process start): a command that fails on its configuration, or never asks a
@@ -53,7 +45,6 @@ export function demoDatabaseDir(config: Config): string {
 export class Runtime {
   private db: Promise<DatabaseConnector> | undefined;
   private chatModel: ChatModel | undefined;
-  private adminClient: OllamaAdmin | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
 
   /**
@@ -102,7 +93,7 @@ export class Runtime {
         return await this.memory({ allowWithoutEmbeddings: true }).catch(() => undefined);
       if (!isSqlrecallError(error, 'model_missing')) throw error;
       this.hooks.warn?.(
-        `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (${modelInstallHint(this.config, this.config.embedModel)}).`,
+        `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (${this.provider().hints.install(this.config.embedModel)}).`,
       );
       return undefined;
     }
@@ -113,7 +104,7 @@ export class Runtime {
     // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
     this.chatModel ??= showThinking(
       withFirstTokenTimeout(
-        createChatModelFor(this.config),
+        this.provider().chatModel(),
         this.config.modelTimeoutMs,
         this.config.modelIdleTimeoutMs,
       ),
@@ -122,10 +113,12 @@ export class Runtime {
     return this.chatModel;
   }
 
-  /** Ollama model management (version, list, pull). */
-  admin(): OllamaAdmin {
-    this.adminClient ??= createOllamaAdminFor(this.config.ollamaHost);
-    return this.adminClient;
+  /**
+   * The configured model backend (Ollama or an OpenAI-compatible server): health, models, context
+   * window, administration and the hints naming it. Chosen once from the configuration.
+   */
+  provider(): ModelProvider {
+    return modelProviderFor(this.config);
   }
 
   /**
@@ -176,10 +169,7 @@ export class Runtime {
     // made once the catalog is read) is requested now, before the databases open (issue 15): the
     // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
     // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
-    const contextSource = contextLengthSourceFor(
-      this.config,
-      this.config.provider === 'openai' ? undefined : this.admin(),
-    );
+    const contextSource = this.provider();
     const contextLength = options.prefetchContextLength
       ? withEarlyContextLength(contextSource, this.config.model)
       : contextSource;
@@ -208,7 +198,7 @@ export class Runtime {
       onWarning: (message) => this.hooks.warn?.(message),
     });
     const assistant = new Assistant({
-      modelStartHint: modelStartHint(this.config),
+      modelStartHint: this.provider().hints.start,
       planContext: linking.planner,
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
@@ -262,13 +252,11 @@ function showThinking(chat: ChatModel, onThinking: ((text: string) => void) | un
   if (!onThinking) return chat;
   return {
     id: chat.id,
-    generate: (request, options = {}) =>
-      chat.generate(request, {
-        ...options,
-        onThinking: (text) => {
-          onThinking(text);
-          options.onThinking?.(text);
-        },
-      }),
+    async *stream(request, options) {
+      for await (const part of chat.stream(request, options)) {
+        if (part.type === 'reasoning-delta') onThinking(part.text);
+        yield part;
+      }
+    },
   };
 }

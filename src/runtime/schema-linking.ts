@@ -1,6 +1,6 @@
 /**
- * Wires schema linking (issue 5) from a {@link Config}: the Ollama embedding model, the model's
- * context length from `/api/show`, value sampling through the user's database connector, and the
+ * Wires schema linking (issue 5) from a {@link Config}: the configured embedding model, the chat
+ * model's context window from the model provider, value sampling through the user's database connector, and the
  * index store — the shared memory database when the caller passes its SQL client, else in memory.
  * The index is keyed by the database fingerprint, known after the first introspection.
  */
@@ -15,7 +15,7 @@ import type { LinkedContext, PlanExtras } from '../linking/planner.js';
 import { SchemaIndex } from '../linking/schema-index.js';
 import { InMemorySchemaIndexStore, type SchemaIndexStore } from '../linking/store.js';
 import { createValueSampler } from '../linking/value-hints.js';
-import { type ContextLengthSource, createEmbeddingModelFor } from './models.js';
+import { type ContextLengthSource, modelProviderFor } from './models.js';
 
 /** Options of {@link createSchemaLinking}. */
 export interface SchemaLinkingOptions {
@@ -29,7 +29,7 @@ export interface SchemaLinkingOptions {
    * its `schema_index` table and survives the process. Default: in process memory.
    */
   sql?: SchemaIndexSql;
-  /** Embedding model; default the configured Ollama one (`SQLRECALL_EMBED_MODEL`). `null`: lexical only. */
+  /** Embedding model; default the configured one (`SQLRECALL_EMBED_MODEL`). `null`: lexical only. */
   embedding?: EmbeddingModel | null;
   /** Reply reserve in tokens; default 1024 (the Assistant's `sqlMaxTokens` default). */
   answerReserveTokens?: number;
@@ -59,7 +59,7 @@ export function createSchemaLinking(options: SchemaLinkingOptions): SchemaLinkin
     ? new PgSchemaIndexStore(options.sql)
     : new InMemorySchemaIndexStore();
   const embedding =
-    options.embedding === null ? undefined : (options.embedding ?? createEmbeddingModelFor(config));
+    options.embedding === null ? undefined : (options.embedding ?? modelProviderFor(config).embeddingModel());
   const sampler = createValueSampler(db, {
     onError: (table) =>
       options.onWarning?.(

@@ -86,8 +86,8 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     async health() {
       const [model, database, mem] = await Promise.all([
         probe(3000, async () => {
-          if (!(await runtime.admin().hasModel(config.model)))
-            throw new Error(`The chat model ${config.model} is not pulled`);
+          if (!(await runtime.provider().hasModel(config.model)))
+            throw new Error(`The chat model ${config.model} is not ${runtime.provider().hints.presentVerb}`);
         }),
         probe(5000, async () => {
           const db = await runtime.database();

@@ -1,12 +1,12 @@
 /**
  * `sqlrecall demo`: the newcomer's first run. Checks the model server (exit 5 with install steps when
- * none answers), offers to pull a missing chat or embedding model, creates the embedded demo shop on first run, then
+ * none answers), offers to pull a missing chat or embedding model (Ollama; other servers are told
+ * which model to load), creates the embedded demo shop on first run, then
  * opens `chat` on it.
  */
 import { createInterface } from 'node:readline/promises';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import { createDemoDatabase } from '../../demo/load.js';
-import { ollamaInstallHint } from '../../runtime/doctor.js';
 import { demoDatabaseDir, Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
 import { configFrom } from '../config-from.js';
@@ -27,10 +27,24 @@ async function confirm(io: CliIO, question: string): Promise<boolean> {
   }
 }
 
-/** Makes sure the chat model is on the Ollama server, pulling it with a progress bar if allowed. */
-async function ensureModel(io: CliIO, runtime: Runtime, model: string, yes: boolean): Promise<void> {
-  const admin = runtime.admin();
-  if (await admin.hasModel(model)) return;
+/**
+ * Makes sure a model is on the model server, pulling it with a progress bar if the backend can and
+ * the user allows; a backend that cannot pull (an OpenAI-compatible server) gets the how-to.
+ */
+async function ensureModel(
+  io: CliIO,
+  runtime: Runtime,
+  model: string,
+  setting: string,
+  yes: boolean,
+): Promise<void> {
+  const provider = runtime.provider();
+  if (await provider.hasModel(model)) return;
+  if (!provider.pull) {
+    const listed = (await provider.status()).models;
+    const missing = provider.hints.missingModel({ role: 'model', model, setting, listed });
+    throw new SqlrecallError('model_missing', missing.message, { details: { hint: missing.fix } });
+  }
   const allowed =
     yes || (io.interactive && (await confirm(io, `The model ${model} is not pulled yet. Pull it now?`)));
   if (!allowed) {
@@ -39,7 +53,7 @@ async function ensureModel(io: CliIO, runtime: Runtime, model: string, yes: bool
     });
   }
   const bar = progressBar(io, `pulling ${model}`, (d, t) => `${formatBytes(d)} / ${formatBytes(t)}`);
-  await admin.pull(model, (p) => {
+  await provider.pull(model, (p) => {
     if (p.total && p.completed !== undefined) bar.update(p.completed, p.total);
   });
   bar.done(`pulled ${model}`);
@@ -56,22 +70,21 @@ export async function runDemo(
     const dir = demoDatabaseDir(base);
     const dbUrl = `pglite:${dir}`;
     runtime = new Runtime({ ...base, databaseUrl: dbUrl });
+    const provider = runtime.provider();
     try {
-      await runtime.admin().version();
+      await provider.status();
     } catch (error) {
       const err = toSqlrecallError(error);
       throw new SqlrecallError(
         'model_unreachable',
-        `No model server answers at ${base.ollamaHost}: sqlrecall needs Ollama.`,
-        {
-          cause: error,
-          details: { hint: ollamaInstallHint(base.ollamaHost, base.model), reason: err.message },
-        },
+        `No model server answers at ${provider.url}: sqlrecall needs ${provider.label} there.`,
+        { cause: error, details: { hint: provider.hints.unreachable, reason: err.message } },
       );
     }
     // The chat model answers; the embedding model (small) gives the demo its long-term memory.
-    await ensureModel(io, runtime, base.model, Boolean(opts.yes));
-    if (base.memoryEnabled) await ensureModel(io, runtime, base.embedModel, Boolean(opts.yes));
+    await ensureModel(io, runtime, base.model, 'SQLRECALL_MODEL', Boolean(opts.yes));
+    if (base.memoryEnabled)
+      await ensureModel(io, runtime, base.embedModel, 'SQLRECALL_EMBED_MODEL', Boolean(opts.yes));
 
     const bar = progressBar(io, 'creating the demo shop');
     const started = Date.now();

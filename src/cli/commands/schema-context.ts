@@ -40,7 +40,7 @@ export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question:
     const linking = createSchemaLinking({
       config,
       db,
-      admin: runtime.admin(),
+      admin: runtime.provider(),
       sql: memory ? await memory.store.sql() : undefined,
       ...(memory ? { embedding: memory.canEmbed ? memory.embedder : null } : {}),
       onProgress: (done, total) => {

@@ -5,19 +5,10 @@
 import type { Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
 import { normalizeModelName } from '../../core/model-names.js';
+import type { PullProgress } from '../provider.js';
 import { createOllamaClient, mapOllamaError, modelInfoNumber } from './client.js';
 
-/** One progress event of a pull, as Ollama streams it (`total`/`completed` in bytes, per layer). */
-export interface PullProgress {
-  /** E.g. `pulling manifest`, `pulling 8eeb52dfb3bb`, `verifying sha256 digest`, `success`. */
-  status: string;
-  /** Layer digest being downloaded, when the event is about a layer. */
-  digest?: string;
-  /** Bytes downloaded of the current layer. */
-  completed?: number;
-  /** Size of the current layer in bytes. */
-  total?: number;
-}
+export type { PullProgress };
 
 /** Options of {@link createOllamaAdmin}. */
 export interface OllamaAdminOptions {

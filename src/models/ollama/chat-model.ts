@@ -5,14 +5,7 @@
  */
 import type { ChatResponse, Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
-import type {
-  ChatModel,
-  ChatOptions,
-  ChatRequest,
-  ChatResult,
-  ChatToolCall,
-  FinishReason,
-} from '../../core/ports.js';
+import type { ChatModel, ChatPart, ChatRequest, ChatStreamOptions, FinishReason } from '../../core/ports.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
 import { createOllamaClient, mapOllamaError, modelInfoNumber, onAbort } from './client.js';
@@ -72,21 +65,6 @@ export function estimatePromptTokens(request: ChatRequest): number {
   return total;
 }
 
-/** Carries an error thrown by the caller's `onToken` through our Ollama error mapping unchanged. */
-class CallbackError {
-  constructor(readonly original: unknown) {}
-}
-
-/** Hands a streamed piece to the caller; a throwing callback aborts the stream and is rethrown as-is. */
-function deliver(callback: ((text: string) => void) | undefined, piece: string, abort: () => void): void {
-  try {
-    callback?.(piece);
-  } catch (error) {
-    abort();
-    throw new CallbackError(error);
-  }
-}
-
 /**
  * A failure after part of the reply streamed in says so: the partial reply is discarded, never
  * used as an answer.
@@ -110,7 +88,7 @@ function finishReasonOf(doneReason: string | undefined): FinishReason {
 }
 
 /**
- * A chat model served by Ollama. `generate` makes one streamed `/api/chat` call (plus, once per
+ * A chat model served by Ollama. `stream` makes one streamed `/api/chat` call (plus, once per
  * model instance and only with `numCtx: 'auto'`, an `/api/show` call for the context length).
  * `request.purpose` never reaches the model: it travels as the `X-Sqlrecall-Purpose` HTTP header
  * (see `../purpose.ts`), which Ollama ignores.
@@ -144,10 +122,12 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
     return contextLength;
   };
 
-  async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
-    const { signal, onToken, onThinking } = callOptions;
+  async function* stream(
+    request: ChatRequest,
+    callOptions: ChatStreamOptions = {},
+  ): AsyncGenerator<ChatPart> {
+    const { signal } = callOptions;
     signal?.throwIfAborted();
-    const started = performance.now();
     const client = clientFor(signal, request.purpose);
     const maxTokens = request.maxTokens ?? defaultMaxTokens;
     const promptEstimate = estimatePromptTokens(request);
@@ -158,13 +138,14 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
       numCtx = numCtxSetting;
     }
 
-    let text = '';
-    let thinking = '';
-    const toolCalls: ChatToolCall[] = [];
+    let started = false;
+    let completionText = '';
+    let toolIndex = 0;
     let final: ChatResponse | undefined;
+    let abort = () => {};
     let removeAbortListener = () => {};
     try {
-      const stream = await client.chat({
+      const reply = await client.chat({
         model,
         messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
         stream: true,
@@ -172,25 +153,29 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
         ...(options.keepAlive === undefined ? {} : { keep_alive: options.keepAlive }),
         options: { temperature, seed, num_predict: maxTokens, num_ctx: numCtx },
       });
-      removeAbortListener = onAbort(signal, () => stream.abort());
-      if (signal?.aborted) stream.abort();
-      for await (const part of stream) {
+      abort = () => reply.abort();
+      removeAbortListener = onAbort(signal, abort);
+      if (signal?.aborted) reply.abort();
+      for await (const part of reply) {
         const thought = part.message?.thinking ?? '';
         if (thought) {
-          thinking += thought;
-          deliver(onThinking, thought, () => stream.abort());
+          started = true;
+          yield { type: 'reasoning-delta', text: thought };
         }
         const piece = part.message?.content ?? '';
         if (piece) {
-          text += piece;
-          deliver(onToken, piece, () => stream.abort());
+          started = true;
+          completionText += piece;
+          yield { type: 'text-delta', text: piece };
         }
         for (const call of part.message?.tool_calls ?? []) {
           const args = call.function?.arguments;
-          toolCalls.push({
+          yield {
+            type: 'tool-call-delta',
+            index: toolIndex++,
             name: call.function?.name ?? '',
             arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
-          });
+          };
         }
         if (part.done) {
           final = part;
@@ -200,26 +185,23 @@ export function createOllamaChatModel(options: OllamaChatModelOptions): ChatMode
       // The client already refuses a stream without `done`; kept so no partial reply ever passes.
       if (!final && !signal?.aborted) throw new Error('the reply stream ended before "done": true');
     } catch (error) {
-      if (error instanceof CallbackError) throw error.original; // the caller's own failure, not Ollama's
       if (signal?.aborted) throw signal.reason ?? error;
-      throw streamedFailure(mapOllamaError(error, { host, model }), text !== '' || thinking !== '');
+      throw streamedFailure(mapOllamaError(error, { host, model }), started);
     } finally {
       removeAbortListener();
+      if (!final) abort(); // the caller stopped reading early, or the read failed: close the request
     }
     if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError');
 
-    return {
-      text,
+    yield {
+      type: 'finish',
       finishReason: finishReasonOf(final?.done_reason),
       usage: {
         promptTokens: final?.prompt_eval_count ?? promptEstimate,
-        completionTokens: final?.eval_count ?? estimateTokens(text),
+        completionTokens: final?.eval_count ?? estimateTokens(completionText),
       },
-      durationMs: performance.now() - started,
-      ...(thinking ? { thinking } : {}),
-      ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
   }
 
-  return { id: model, generate };
+  return { id: model, stream };
 }

@@ -14,9 +14,9 @@ import { SqlrecallError } from '../../core/errors.js';
 import type {
   ChatMessage,
   ChatModel,
-  ChatOptions,
+  ChatPart,
   ChatRequest,
-  ChatResult,
+  ChatStreamOptions,
   FinishReason,
 } from '../../core/ports.js';
 import {
@@ -25,6 +25,7 @@ import {
   DEFAULT_TEMPERATURE,
   estimatePromptTokens,
 } from '../ollama/chat-model.js';
+import type { StructuredOutputSupport } from '../provider.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
 import { ChatStreamError, type ChatStreamReply, readChatStream } from './chat-stream.js';
@@ -57,11 +58,6 @@ export interface OpenAiChatModelOptions {
 
 /** Name given to the JSON schema in `response_format` (servers require one; it has no meaning). */
 export const RESPONSE_SCHEMA_NAME = 'reply';
-
-/** Carries an error thrown by the caller's `onToken` through our error mapping unchanged. */
-class CallbackError {
-  constructor(readonly original: unknown) {}
-}
 
 function finishReasonOf(reason: string | null | undefined): FinishReason {
   if (reason === 'stop') return 'stop';
@@ -154,12 +150,12 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   let responseFormatRejected = false;
   let streamOptionsRejected = false;
 
-  async function stream(
+  /** Sends the request; resolves to the reply's event stream once the server answered. */
+  async function open(
     request: ChatRequest,
     useResponseFormat: boolean,
-    callOptions: ChatOptions,
-  ): Promise<ChatStreamReply> {
-    const { signal, onToken, onThinking } = callOptions;
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
     const responseFormat = useResponseFormat ? responseFormatFor(request.format) : undefined;
     const messages = useResponseFormat
       ? request.messages
@@ -180,55 +176,43 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       .create(body, { signal, headers: purposeHeaders(request.purpose) })
       .asResponse();
     if (!response.body) throw new ChatStreamError('the server sent no reply body', 'cut', '');
-    return readChatStream(response.body, {
-      onToken: (piece) => {
-        try {
-          onToken?.(piece);
-        } catch (error) {
-          throw new CallbackError(error);
-        }
-      },
-      onThinking: (piece) => {
-        try {
-          onThinking?.(piece);
-        } catch (error) {
-          throw new CallbackError(error);
-        }
-      },
-    });
+    return response.body;
   }
 
-  /** {@link stream}, retried once without `stream_options` when the server refuses that field. */
-  async function streamTolerant(
+  /** {@link open}, retried once without `stream_options` when the server refuses that field. */
+  async function openTolerant(
     request: ChatRequest,
     useResponseFormat: boolean,
-    callOptions: ChatOptions,
-  ): Promise<ChatStreamReply> {
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
     try {
-      return await stream(request, useResponseFormat, callOptions);
+      return await open(request, useResponseFormat, signal);
     } catch (error) {
       if (streamOptionsRejected || !isStreamOptionsRejection(error)) throw error;
       streamOptionsRejected = true; // remembered: this server is never sent stream_options again
-      return stream(request, useResponseFormat, callOptions);
+      return open(request, useResponseFormat, signal);
     }
   }
 
-  async function generate(request: ChatRequest, callOptions: ChatOptions = {}): Promise<ChatResult> {
+  async function* stream(
+    request: ChatRequest,
+    callOptions: ChatStreamOptions = {},
+  ): AsyncGenerator<ChatPart> {
     const { signal } = callOptions;
     signal?.throwIfAborted();
-    const started = performance.now();
     const wantsFormat = request.format !== undefined && !responseFormatRejected;
     let reply: ChatStreamReply;
     try {
+      let body: ReadableStream<Uint8Array>;
       try {
-        reply = await streamTolerant(request, wantsFormat, callOptions);
+        body = await openTolerant(request, wantsFormat, signal);
       } catch (error) {
         if (!wantsFormat || !isResponseFormatRejection(error)) throw error;
         responseFormatRejected = true; // remembered: this server is never sent response_format again
-        reply = await streamTolerant(request, false, callOptions);
+        body = await openTolerant(request, false, signal);
       }
+      reply = yield* readChatStream(body);
     } catch (error) {
-      if (error instanceof CallbackError) throw error.original;
       if (signal?.aborted) throw signal.reason ?? error;
       if (isOpenAiAbort(error)) throw error;
       if (error instanceof ChatStreamError) throw streamFailure(error, { baseUrl, model });
@@ -236,18 +220,81 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     }
     // A cancelled read must not pass for a whole reply.
     if (signal?.aborted) throw signal.reason ?? new DOMException('aborted', 'AbortError');
-    return {
-      text: reply.text,
+    yield {
+      type: 'finish',
       finishReason: finishReasonOf(reply.finish),
       usage: {
         promptTokens: reply.usage?.prompt_tokens ?? estimatePromptTokens(request),
         completionTokens: reply.usage?.completion_tokens ?? estimateTokens(reply.text + reply.thinking),
       },
-      durationMs: performance.now() - started,
-      ...(reply.thinking ? { thinking: reply.thinking } : {}),
-      ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
     };
   }
 
-  return { id: model, generate };
+  return { id: model, stream };
+}
+
+/** The schema of the structured-output probe: one boolean field. */
+const PROBE_SCHEMA = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' } },
+  required: ['ok'],
+} as const;
+
+/**
+ * Asks the server once whether it holds a reply to a JSON schema: a tiny non-streamed request (at
+ * most 4 tokens) with `response_format: json_schema`. Accepted: supported. Refused with a message
+ * naming the field (HTTP 400/422): not supported. HTTP 500 is retried once without the field; if
+ * that succeeds, the field is what the server fails on. Anything else: undefined, with the
+ * server's message. For `doctor`; the chat model finds the same on its own first formatted call.
+ * @throws the `signal`'s reason when it aborts
+ */
+export async function probeStructuredOutput(options: {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  signal?: AbortSignal;
+  client?: OpenAI;
+}): Promise<StructuredOutputSupport> {
+  const { baseUrl, model, signal } = options;
+  const client = options.client ?? createOpenAiClient({ baseUrl, apiKey: options.apiKey });
+  const ask = (withFormat: boolean) =>
+    client.chat.completions.create(
+      {
+        model,
+        messages: [{ role: 'user', content: 'Reply with the JSON object {"ok": true}.' }],
+        stream: false,
+        max_tokens: 4,
+        temperature: 0,
+        ...(withFormat ? { response_format: responseFormatFor(PROBE_SCHEMA) } : {}),
+      },
+      { signal, headers: purposeHeaders('probe') },
+    );
+  const unknown = (error: unknown): StructuredOutputSupport => {
+    const mapped = mapOpenAiError(error, { baseUrl, model });
+    const message = mapped instanceof Error ? mapped.message : String(mapped);
+    return { supported: undefined, how: `the probe request failed: ${message}` };
+  };
+  try {
+    await ask(true);
+    return { supported: true, how: 'the server accepted a JSON-schema response_format (one probe request)' };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason ?? error;
+    const status = (error as { status?: unknown } | null)?.status;
+    if (status !== 500 && isResponseFormatRejection(error))
+      return {
+        supported: false,
+        how: `the server refused response_format (HTTP ${String(status)}: ${serverText(apiErrorMessage(error))}); sqlrecall writes the JSON schema into the prompt instead`,
+      };
+    if (status !== 500) return unknown(error);
+    try {
+      await ask(false);
+    } catch (plain) {
+      if (signal?.aborted) throw signal.reason ?? plain;
+      return unknown(plain);
+    }
+    return {
+      supported: false,
+      how: 'the server failed (HTTP 500) on response_format but answers without it; sqlrecall writes the JSON schema into the prompt instead',
+    };
+  }
 }

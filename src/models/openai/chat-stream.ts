@@ -8,7 +8,7 @@
  * not delay the answer.
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
-import type { ChatToolCall } from '../../core/ports.js';
+import type { ChatPart, ChatToolCall } from '../../core/ports.js';
 import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
 
 /** Token counts a server reported (`usage`, when `stream_options.include_usage` was honoured). */
@@ -44,11 +44,8 @@ export class ChatStreamError extends Error {
   }
 }
 
-/** Callbacks of {@link readChatStream}; a throwing callback ends the read with its error. */
-export interface ChatStreamHandlers {
-  onToken?: (text: string) => void;
-  onThinking?: (text: string) => void;
-}
+/** The parts {@link readChatStream} yields while it reads: pieces of text, reasoning and tool calls. */
+export type ChatDeltaPart = Exclude<ChatPart, { type: 'finish' }>;
 
 interface Delta {
   content?: unknown;
@@ -62,19 +59,20 @@ function errorText(value: string): string {
 }
 
 /**
- * Reads `body` to its completion signal.
+ * Reads `body` to its completion signal, yielding each piece of text, reasoning and tool call as
+ * it arrives; returns the whole reply. Stopping the iteration early cancels the body.
  * @throws ChatStreamError when the server reports an error or the stream ends early; the abort
- *   error of the request when it was cancelled; whatever a handler throws.
+ *   error of the request when it was cancelled.
  */
-export async function readChatStream(
+export async function* readChatStream(
   body: ReadableStream<Uint8Array>,
-  handlers: ChatStreamHandlers = {},
-): Promise<ChatStreamReply> {
+): AsyncGenerator<ChatDeltaPart, ChatStreamReply> {
   const reply: ChatStreamReply = { text: '', thinking: '', toolCalls: [] };
   const calls: Array<{ name: string; arguments: string }> = [];
+  // Parts of the events one `feed` parsed, yielded after it (the parser reports events by callback).
+  const pending: ChatDeltaPart[] = [];
   let done = false;
   let failure: string | undefined;
-  let handlerError: { error: unknown } | undefined;
 
   const onChunk = (chunk: Record<string, unknown>) => {
     const usage = chunk.usage;
@@ -88,19 +86,23 @@ export async function readChatStream(
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') {
       reply.thinking += reasoning;
-      handlers.onThinking?.(reasoning);
+      pending.push({ type: 'reasoning-delta', text: reasoning });
     }
     if (typeof delta.content === 'string' && delta.content !== '') {
       reply.text += delta.content;
-      handlers.onToken?.(delta.content);
+      pending.push({ type: 'text-delta', text: delta.content });
     }
     if (Array.isArray(delta.tool_calls)) {
       for (const [position, raw] of delta.tool_calls.entries()) {
         const call = raw as { index?: unknown; function?: { name?: unknown; arguments?: unknown } };
         const index = typeof call.index === 'number' ? call.index : position;
         calls[index] ??= { name: '', arguments: '' };
-        if (typeof call.function?.name === 'string') calls[index].name += call.function.name;
-        if (typeof call.function?.arguments === 'string') calls[index].arguments += call.function.arguments;
+        const name = typeof call.function?.name === 'string' ? call.function.name : '';
+        const args = typeof call.function?.arguments === 'string' ? call.function.arguments : '';
+        calls[index].name += name;
+        calls[index].arguments += args;
+        if (name !== '' || args !== '')
+          pending.push({ type: 'tool-call-delta', index, name, arguments: args });
       }
     }
     if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
@@ -110,7 +112,7 @@ export async function readChatStream(
 
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
-      if (done || failure || handlerError) return;
+      if (done || failure) return;
       const data = event.data.trim();
       if (data === '[DONE]') {
         done = true;
@@ -136,11 +138,7 @@ export async function readChatStream(
         failure = serverErrorMessage(chunk) ?? 'the server reported an error without a message';
         return;
       }
-      try {
-        onChunk(chunk as Record<string, unknown>);
-      } catch (error) {
-        handlerError = { error };
-      }
+      onChunk(chunk as Record<string, unknown>);
     },
     onError(error: ParseError) {
       // llama.cpp (before late 2024) ended a failed stream with an `error: {…}` field line.
@@ -157,15 +155,16 @@ export async function readChatStream(
       const { value, done: ended } = await reader.read();
       if (ended) break;
       parser.feed(decoder.decode(value, { stream: true }));
-      if (handlerError) throw handlerError.error;
-      if (failure || done) break;
+      if (failure) break;
+      yield* pending.splice(0);
+      if (done) break;
       // The reply is whole once it has a finish_reason and, when the server counts them, usage:
       // what may follow is `[DONE]` only.
       if (reply.finish && reply.usage) break;
     }
     if (!failure && !done) {
       parser.feed('\n\n'); // a last event without its blank line still counts
-      if (handlerError) throw handlerError.error;
+      if (!failure) yield* pending.splice(0);
     }
   } finally {
     reader.cancel().catch(() => {});

@@ -6,9 +6,13 @@
  */
 import OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
+import { normalizeModelName } from '../../core/model-names.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { createOllamaFetch } from '../ollama/client.js';
+import type { ContextWindow } from '../provider.js';
 import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
+
+export type { ContextWindow };
 
 /** Base URL when none is configured: llama.cpp `llama-server`'s default address. */
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8080/v1';
@@ -172,6 +176,41 @@ export async function llamaServerContext(
   }
 }
 
+/**
+ * The window Ollama runs `model` with, when the server behind `baseUrl` is Ollama (its `/v1`) and
+ * has the model loaded: `context_length` of the model's `GET /api/ps` entry, the `num_ctx` it was
+ * loaded with, which Ollama's `/v1` cannot change per request. Undefined for other servers, a
+ * model not loaded, or an Ollama too old to report it.
+ */
+export async function ollamaRunningContext(
+  baseUrl: string,
+  model: string,
+  apiKey?: string,
+  signal?: AbortSignal,
+): Promise<ContextWindow | undefined> {
+  try {
+    const url = new URL(normalizeBaseUrl(baseUrl));
+    url.pathname = `${url.pathname.replace(/\/v1$/, '')}/api/ps`;
+    const response = await retryStaleSocket(createOllamaFetch())(url.toString(), {
+      headers: { authorization: `Bearer ${apiKey || PLACEHOLDER_API_KEY}` },
+      signal: signal ?? AbortSignal.timeout(5_000),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { models?: unknown };
+    if (!Array.isArray(body.models)) return undefined;
+    const wanted = normalizeModelName(model);
+    for (const entry of body.models as Array<Record<string, unknown>>) {
+      const names = [entry.name, entry.model].filter((n): n is string => typeof n === 'string');
+      if (!names.some((name) => normalizeModelName(name) === wanted)) continue;
+      const tokens = positive(entry.context_length);
+      if (tokens) return { tokens, source: 'context_length of the loaded model (Ollama /api/ps)' };
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The message of the deepest `cause` (e.g. undici's "bad port"), for errors without a known code. */
 function innermostMessage(error: unknown): string {
   let current: unknown = error;
@@ -299,13 +338,6 @@ export interface OpenAiModelInfo {
 
 function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}
-
-/** A context window and where it was read, e.g. `{ tokens: 4096, source: 'meta.n_ctx' }`. */
-export interface ContextWindow {
-  tokens: number;
-  /** The field (or endpoint) it came from, for messages and `doctor`. */
-  source: string;
 }
 
 /**
