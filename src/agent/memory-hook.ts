@@ -62,6 +62,8 @@ export interface MemoryPrompt {
   transient: string[];
   /** Rendered conversation context ('' when none). */
   conversationText: string;
+  /** Sentences for the user about how the memories were found (e.g. by words, not meaning); default none. */
+  notes?: string[];
 }
 
 /** The memory side of one message. */
@@ -281,6 +283,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     /** Owner of each memory recalled for this message (applied team memories are marked in the team's scope). */
     const owners = new Map<string, 'user' | 'team'>();
     const prompt = async (tablesInPlay: string[]): Promise<MemoryPrompt> => {
+      const notes: string[] = [];
       const recalled = enabled
         ? await service.recall({
             user: input.user,
@@ -289,6 +292,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
             tablesInPlay,
             without: input.without,
             signal: input.signal,
+            onNote: (note) => notes.push(note),
           })
         : [];
       for (const r of recalled) owners.set(r.memory.id, r.owner);
@@ -300,6 +304,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         recalled,
         transient: classification.kind === 'both' && instruction ? [instruction] : [],
         conversationText: renderConversation(context),
+        ...(notes.length > 0 ? { notes } : {}),
       };
     };
 

@@ -14,7 +14,14 @@ import {
   maskCredentials,
 } from '../core/credentials.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type { Memory, MemoryKind, MemoryOrigin, MemoryScope, MemoryWriteResult } from '../core/memory.js';
+import type {
+  Memory,
+  MemoryKind,
+  MemoryOp,
+  MemoryOrigin,
+  MemoryScope,
+  MemoryWriteResult,
+} from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
@@ -98,6 +105,11 @@ export interface TeachOptions {
   expiresAt?: string | null;
   sourceMessageId?: string | null;
   signal?: AbortSignal;
+  /**
+   * Store it pinned (always recalled), in the same write as the memory itself: a fact already
+   * remembered (NOOP) or updated is pinned in that same transaction. Default false.
+   */
+  pinned?: boolean;
 }
 
 /** What {@link MemoryService.teach} did. */
@@ -308,6 +320,8 @@ export class MemoryService {
       signal?: AbortSignal;
       expiresAt?: string | null;
       origin?: MemoryOrigin;
+      /** Pin each stored fact in the same write (see {@link TeachOptions.pinned}). */
+      pinned?: boolean;
     },
   ): Promise<LearnResult> {
     const changes: MemoryChange[] = [];
@@ -334,10 +348,21 @@ export class MemoryService {
       if ('memory' in decision.op)
         decision.op.memory.origin =
           options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
-      const [written] = await this.store.write(scope, [decision.op]);
+      const ops: MemoryOp[] = [decision.op];
+      if (options.pinned) {
+        // One write, one transaction: the memory and its pin land together or not at all.
+        if (decision.op.op === 'add' || decision.op.op === 'supersede') decision.op.memory.pinned = true;
+        else if (decision.op.op === 'update')
+          ops.push({ op: 'pin', id: decision.op.id, pinned: true, reason: 'pinned on add' });
+        else if (decision.op.op === 'noop' && decision.target)
+          ops.push({ op: 'pin', id: decision.target.id, pinned: true, reason: 'pinned on add' });
+      }
+      const results = await this.store.write(scope, ops);
+      const [written] = results;
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
         : { action: 'NOOP' as const, id: decision.target?.id ?? null, kind: fact.kind, text: fact.text };
+      if (options.pinned && results.some((r) => r.memory?.pinned === true)) change.pinned = true;
       if (decision.op.op === 'supersede' && decision.target)
         change.replaced = { id: decision.target.id, text: decision.target.text };
       if (decision.op.op === 'noop' && decision.target) {
@@ -445,6 +470,8 @@ export class MemoryService {
     tablesInPlay: string[];
     without?: string[];
     signal?: AbortSignal;
+    /** Told when the memories were found by words because the question's embedding was degenerate. */
+    onNote?: (note: string) => void;
   }): Promise<RecalledMemory[]> {
     const [embedding] = await this.options.embedder.embed([input.question], { signal: input.signal });
     const without = input.without ?? [];
@@ -457,6 +484,7 @@ export class MemoryService {
       tablesInPlay: input.tablesInPlay,
       topK: this.options.topK,
       minSimilarity: this.options.minSimilarity,
+      onNote: input.onNote,
     });
     return recalled.filter(
       (r) => !without.some((w) => w.length >= 4 && r.memory.id.startsWith(w.toLowerCase())),
@@ -535,6 +563,7 @@ export class MemoryService {
       return this.storeFacts(scope, [checked], {
         expiresAt: options.expiresAt ?? null,
         sourceMessageId: options.sourceMessageId ?? undefined,
+        pinned: options.pinned === true,
       });
     });
     if (compileLater) {
