@@ -22,7 +22,7 @@ import type { Schema } from '../core/schema.js';
 import { auditCredentials, type CredentialAuditEntry, purgeCredentials } from '../memory/audit.js';
 import { untilDay } from '../memory/expiry.js';
 import { type MemoryProvenance, memoryProvenance } from '../memory/provenance.js';
-import { isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
+import { embedQuery, isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
 import { type MemoryService, refusalError, type TeachResult } from '../memory/service.js';
 import type { MemoryExport, MemoryImportResult, SqlMemoryStore } from '../memory/store/types.js';
 
@@ -97,8 +97,8 @@ export async function searchMemories(
   options: { topK?: number; zone: string; signal?: AbortSignal },
 ): Promise<{ results: MemoryView<Memory & { similarity?: number }>[]; notes: string[] }> {
   const topK = options.topK ?? DEFAULT_MEMORY_TOP_K;
-  const [embedding] = await app.embedder.embed([text], { signal: options.signal });
-  if (!embedding || isDegenerateEmbedding(embedding)) {
+  const embedding = await embedQuery(app.embedder, text, options.signal);
+  if (isDegenerateEmbedding(embedding)) {
     const found = await searchByWords(app.store, scope, text, { topK });
     return { results: found.map((m) => memoryView(m, options.zone)), notes: [WORD_SEARCH_NOTE] };
   }

@@ -10,6 +10,7 @@
  * Only the caller's scopes are ever read; `without` skips memories for this question only.
  */
 
+import { isSqlrecallError } from '../core/errors.js';
 import {
   DEFAULT_MEMORY_TOP_K,
   type Memory,
@@ -19,6 +20,7 @@ import {
   type RecallReads,
   type RecallReadsQuery,
 } from '../core/memory.js';
+import type { EmbeddingModel } from '../core/ports.js';
 import { contentWords, definedTerm, normalizeText, termOccursIn } from './text.js';
 
 /** Default least similarity of similarity recall (1 − cosine distance). */
@@ -73,6 +75,26 @@ export function isDegenerateEmbedding(embedding: readonly number[]): boolean {
   return (
     embedding.length === 0 || !embedding.some((v) => v !== 0) || embedding.some((v) => !Number.isFinite(v))
   );
+}
+
+/**
+ * The embedding of a question or search text. A degenerate vector (the model answered all zeros,
+ * which the embedding clients refuse with `details.degenerate`) comes back as `[]` so the caller
+ * falls back to word search ({@link isDegenerateEmbedding}); every other failure is thrown.
+ * @throws SqlrecallError `model_*` when the embedding model fails otherwise
+ */
+export async function embedQuery(
+  embedder: Pick<EmbeddingModel, 'embed'>,
+  text: string,
+  signal?: AbortSignal,
+): Promise<number[]> {
+  try {
+    const [embedding] = await embedder.embed([text], { signal });
+    return embedding ?? [];
+  } catch (error) {
+    if (isSqlrecallError(error, 'model_output') && error.details.degenerate === true) return [];
+    throw error;
+  }
 }
 
 /** The note said when memories were found by words because the embedding was degenerate. */

@@ -31,7 +31,7 @@ import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from '
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
 import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
-import { type RecalledMemory, recallMemories } from './recall.js';
+import { embedQuery, type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
 import { checkFragment } from './sql-fragment.js';
 import type { SqlMemoryStore } from './store/types.js';
@@ -473,14 +473,14 @@ export class MemoryService {
     /** Told when the memories were found by words because the question's embedding was degenerate. */
     onNote?: (note: string) => void;
   }): Promise<RecalledMemory[]> {
-    const [embedding] = await this.options.embedder.embed([input.question], { signal: input.signal });
+    const embedding = await embedQuery(this.options.embedder, input.question, input.signal);
     const without = input.without ?? [];
     const recalled = await recallMemories({
       store: this.store,
       user: input.user,
       team: input.team,
       question: input.question,
-      embedding: embedding!,
+      embedding,
       tablesInPlay: input.tablesInPlay,
       topK: this.options.topK,
       minSimilarity: this.options.minSimilarity,
