@@ -309,23 +309,49 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     };
 
     const finish = async (turn: FinishedTurn) => {
-      if (enabled) {
-        // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
-        await recordTurn(service.store, scope, conversationId, { question, ...turn }, { firstTurn: fresh });
-        await markApplied(turn.appliedMemories ?? []);
-      } else {
+      if (!enabled) {
         localTurns.record(scope, conversationId, {
           question,
           sql: turn.sql,
           rowCount: turn.rowCount,
           summary: turn.answer ? clip(turn.answer, 240) : null,
         });
+        return null;
       }
-      if (!pending) return null;
-      const learned = await service.applyPending(pending.id, scope, pending.payload, {
-        schema: input.schema,
-        signal: input.signal,
-      });
+      // The instruction of a message that also asks was applied to this answer (shown to the model
+      // as this turn's instruction): once stored, its memory is part of the turn's evidence and
+      // was applied now. So it is learned first, then the turn is recorded with it; a learn that
+      // fails still records the turn, then reports the failure.
+      let learned: Awaited<ReturnType<MemoryService['applyPending']>> | undefined;
+      let failure: unknown;
+      if (pending) {
+        try {
+          learned = await service.applyPending(pending.id, scope, pending.payload, {
+            schema: input.schema,
+            signal: input.signal,
+          });
+        } catch (error) {
+          failure = error;
+        }
+      }
+      const applied = [...(turn.appliedMemories ?? [])];
+      for (const c of learned?.changes ?? []) {
+        if (c.id === null || c.action === 'DELETE' || applied.some((m) => m.id === c.id)) continue;
+        applied.push({ id: c.id, kind: c.kind, text: c.text });
+      }
+      const taught = new Set(applied.map((m) => m.id));
+      const recalledMemories = (turn.recalledMemories ?? []).filter((m) => !taught.has(m.id));
+      // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
+      await recordTurn(
+        service.store,
+        scope,
+        conversationId,
+        { question, ...turn, appliedMemories: applied, recalledMemories },
+        { firstTurn: fresh },
+      );
+      await markApplied(applied);
+      if (failure !== undefined) throw failure;
+      if (!learned) return null;
       const problems = [...secretNote, ...learned.problems];
       return { text: rememberedText(learned.changes, problems), changes: learned.changes, problems };
     };
