@@ -35,7 +35,6 @@ const QUESTION = 'how many loyal customers do we have?';
 
 /** Embeds every text with a distinct vector, except the question: all zeros. */
 function zeroForQuestion(question: string): EmbeddingModel {
-  let seed = 10;
   const seeds = new Map<string, number>();
   return {
     id: 'zero-for-question',
@@ -43,7 +42,7 @@ function zeroForQuestion(question: string): EmbeddingModel {
     embed: async (texts) =>
       texts.map((t) => {
         if (t === question) return new Array<number>(DIMS).fill(0);
-        if (!seeds.has(t)) seeds.set(t, (seed += 1));
+        if (!seeds.has(t)) seeds.set(t, 11 + seeds.size);
         return testVector(seeds.get(t)!, DIMS);
       }),
   };

@@ -12,7 +12,13 @@ import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
-import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
+import {
+  createMemoryStore,
+  createPgliteClient,
+  createPostgresClient,
+  type MemoryStoreOptions,
+  type SqlClient,
+} from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
 import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
 import { rememberEmbeddings } from '../models/embedding-memo.js';
@@ -65,6 +71,14 @@ export function memoryStoreOptions(config: Config): MemoryStoreOptions {
   }
   if (url) return { url, maxConnections: memoryPoolSize() };
   return { dataDir: memoryDataDir(config) };
+}
+
+/** An SQL client on the memory store's database of `config` (embedded PGlite or server PostgreSQL). */
+export function memoryClient(config: Config): SqlClient {
+  const options = memoryStoreOptions(config);
+  return options.url
+    ? createPostgresClient(options.url, { maxConnections: options.maxConnections })
+    : createPgliteClient(options.dataDir);
 }
 
 /** The live memory objects. */
