@@ -55,6 +55,7 @@ export const MCP_TOOLS = [
   'recall',
   'forget',
   'show_memory',
+  'audit_memory',
 ] as const;
 
 /** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
@@ -213,7 +214,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         `Ask questions about the user's PostgreSQL database in plain language with "ask" ` +
         `(it writes read-only SQL, runs it and answers; the user's memories apply). "sql" runs your own ` +
         `read-only statement through the same guard. "schema"/"schema_context" show the catalog. ` +
-        `"remember", "recall" and "forget" manage the memories of user ${config.user}.`,
+        `"remember", "recall", "forget", "show_memory" and "audit_memory" manage the memories of user ${config.user}.`,
     },
   );
 
