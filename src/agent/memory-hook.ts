@@ -15,13 +15,7 @@ import type { ChatModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { type Classification, classifyMessage } from '../memory/classify.js';
-import {
-  type ConversationContext,
-  LocalConversations,
-  loadConversation,
-  recordTurn,
-  renderConversation,
-} from '../memory/conversation.js';
+import { type ConversationContext, LocalConversations, renderConversation } from '../memory/conversation.js';
 import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
@@ -152,11 +146,8 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     c: Classification,
   ): Promise<MemoryReply> {
     if (c.command?.type === 'list') {
-      const own = await service.store.list(scope, { statuses: ['active'] });
-      const team =
-        input.team === undefined
-          ? []
-          : await service.store.list({ team: input.team }, { statuses: ['active'] });
+      const own = await service.activeMemories(scope);
+      const team = input.team === undefined ? [] : await service.activeMemories({ team: input.team });
       if (own.length === 0 && team.length === 0)
         return { text: 'I do not remember anything about you yet.', changes: [], problems: [] };
       const lines = [
@@ -299,7 +290,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       let context: ConversationContext | undefined;
       if (!enabled)
         context = { conversationId, summary: null, turns: localTurns.turns(scope, conversationId) };
-      else if (!fresh) context = await loadConversation(service.store, scope, conversationId);
+      else if (!fresh) context = await service.conversation(scope, conversationId);
       return {
         recalled,
         transient: classification.kind === 'both' && instruction ? [instruction] : [],
@@ -342,8 +333,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       const taught = new Set(applied.map((m) => m.id));
       const recalledMemories = (turn.recalledMemories ?? []).filter((m) => !taught.has(m.id));
       // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
-      await recordTurn(
-        service.store,
+      await service.recordTurn(
         scope,
         conversationId,
         { question, ...turn, appliedMemories: applied, recalledMemories },
@@ -361,9 +351,9 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       const own = applied.filter((m) => owners.get(m.id) !== 'team').map((m) => m.id);
       const team = applied.filter((m) => owners.get(m.id) === 'team').map((m) => m.id);
       try {
-        if (own.length > 0) await service.store.markApplied?.(scope, own);
+        if (own.length > 0) await service.markApplied(scope, own);
         if (team.length > 0 && input.team !== undefined)
-          await service.store.markApplied?.({ team: input.team }, team);
+          await service.markApplied({ team: input.team }, team);
       } catch {
         // Bookkeeping only: the answer and the turn are already stored.
       }

@@ -19,11 +19,13 @@ import {
 } from '../core/memory.js';
 import type { EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import type { MemoryChange } from '../core/steps.js';
 import { auditCredentials, type CredentialAuditEntry, purgeCredentials } from '../memory/audit.js';
 import { untilDay } from '../memory/expiry.js';
 import { type MemoryProvenance, memoryProvenance } from '../memory/provenance.js';
 import { embedQuery, isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
 import { type MemoryService, refusalError, type TeachResult } from '../memory/service.js';
+import { normalizeText } from '../memory/store/index.js';
 import type { MemoryExport, MemoryImportResult, SqlMemoryStore } from '../memory/store/types.js';
 
 /** What the memory use cases run on: the runtime's store, service and embedding model. */
@@ -287,4 +289,44 @@ export async function reembedMemories(
   const result = await app.store.reembed(model, dimensions, (texts) => app.embedder.embed(texts), progress);
   await app.store.init({ model, dimensions });
   return { from: before, to: { model, dimensions }, reembedded: result.reembedded };
+}
+
+/** The id of the user's most recent conversation (`ask --continue`, `chat --resume`), or undefined. */
+export async function lastConversationId(app: MemoryApp, scope: MemoryScope): Promise<string | undefined> {
+  return (await app.store.lastConversation(scope))?.id;
+}
+
+/**
+ * Stores a confirmed answer (thumbs up, or a corrected SQL) as an `example` memory of `scope`: the
+ * question with its SQL, already guarded and checked by the caller. An example with the same
+ * question (normalised) is updated in place, else one is added; one write.
+ */
+export async function storeConfirmedExample(
+  app: MemoryApp,
+  scope: MemoryScope,
+  example: { question: string; sql: string; tables: string[]; columns: string[]; reason: string },
+): Promise<MemoryChange> {
+  const [embedding] = await app.embedder.embed([example.question]);
+  const examples = await app.store.list(scope, { kinds: ['example'], statuses: ['active'] });
+  const same = examples.find((m) => normalizeText(m.text) === normalizeText(example.question));
+  const newMemory = {
+    kind: 'example' as const,
+    text: example.question,
+    sql: example.sql,
+    tables: example.tables,
+    columns: example.columns,
+    origin: { how: 'confirmed' as const, words: example.question },
+  };
+  const [written] = await app.store.write(scope, [
+    same
+      ? { op: 'update', id: same.id, memory: newMemory, embedding: embedding!, reason: example.reason }
+      : { op: 'add', memory: newMemory, embedding: embedding!, reason: example.reason },
+  ]);
+  return {
+    action: same ? 'UPDATE' : written?.duplicate ? 'NOOP' : 'ADD',
+    id: written?.memory?.id ?? null,
+    kind: 'example',
+    text: example.question,
+    reason: example.reason,
+  };
 }

@@ -26,7 +26,12 @@ import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { renderSchema } from '../sql/render.js';
-import type { ConversationStore } from './conversation.js';
+import {
+  type ConversationContext,
+  type ConversationStore,
+  loadConversation,
+  recordTurn,
+} from './conversation.js';
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
@@ -217,8 +222,33 @@ export class MemoryService {
 
   constructor(readonly options: MemoryServiceOptions) {}
 
-  get store(): MemoryBackend {
+  private get store(): MemoryBackend {
     return this.options.store;
+  }
+
+  /** The active memories of `scope` (the chat's "what do you remember?"). */
+  activeMemories(scope: MemoryScope): Promise<Memory[]> {
+    return this.store.list(scope, { statuses: ['active'] });
+  }
+
+  /** The recent turns and summary of conversation `conversationId` of `scope`, for the SQL prompt. */
+  conversation(scope: MemoryScope, conversationId: string): Promise<ConversationContext> {
+    return loadConversation(this.store, scope, conversationId);
+  }
+
+  /** Appends one turn to conversation `conversationId` of `scope` (see `conversation.ts` `recordTurn`). */
+  recordTurn(
+    scope: MemoryScope,
+    conversationId: string,
+    turn: Parameters<typeof recordTurn>[3],
+    options: Parameters<typeof recordTurn>[4] = {},
+  ): Promise<void> {
+    return recordTurn(this.store, scope, conversationId, turn, options);
+  }
+
+  /** Records that an answer applied memories `ids` of `scope` now ("last applied"); a no-op without support. */
+  async markApplied(scope: MemoryScope, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.store.markApplied?.(scope, ids);
   }
 
   /** Runs `task` after every earlier task of the same scope (in this process; the store locks across processes). */

@@ -3,6 +3,7 @@
  */
 
 import type { Assistant } from '../../agent/assistant.js';
+import { lastConversationId } from '../../app/memory.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import type { MemoryKind } from '../../core/memory.js';
@@ -270,7 +271,7 @@ export async function runAsk(
         let conversationId = opts.conversation;
         if (opts.continue && conversationId === undefined && config.memoryEnabled) {
           const memory = await runtime.memory();
-          conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
+          conversationId = await lastConversationId(memory, { user: config.user });
         }
         const code = await answerQuestion(io, assistant, question, {
           json,
