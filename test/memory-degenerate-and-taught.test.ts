@@ -4,7 +4,7 @@
  *   recalls the user's memories, found by their words, and says so in a note — on every store
  *   engine (embedded PGlite, a pooled connection, and the real server PostgreSQL when it has
  *   pgvector), through the real embedding client (which refuses the zero vector and marks it), in
- *   `memory search`. Another user's memories never come back.
+ *   `memory search` and in the answer of `ask` (a note). Another user's memories never come back.
  * - A message that both teaches and asks: the memory it teaches is part of that turn's evidence
  *   (the answer's applied list and the stored conversation turn) and its "last applied" is set.
  */
@@ -174,5 +174,29 @@ describe('through ask (in process, PGlite)', () => {
     const provenance = await memoryProvenance(p.store, { user: 'hana' }, taughtId);
     expect(provenance?.lastAppliedAt).toEqual(expect.any(String));
     expect(Date.now() - Date.parse(provenance!.lastAppliedAt!)).toBeLessThan(60_000);
+  });
+});
+
+describe('ask with a question whose embedding is all zeros (in process, PGlite)', () => {
+  let p: MemoryPipeline;
+  beforeAll(async () => {
+    p = await startMemoryPipeline({
+      embed: (text) => (text === QUESTION ? new Array<number>(384).fill(0) : hashEmbedding(text)),
+    });
+  });
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('answers with the memory found by its words, and says so', async () => {
+    await p.service.add({ user: 'ann' }, { kind: 'context', text: LOYAL });
+    await p.service.add({ user: 'ben' }, { kind: 'context', text: `${LOYAL} (ben)` });
+    const { outcome } = await p.ask('ann', QUESTION);
+    expect(outcome.sql).not.toBeNull();
+    expect(outcome.recalledMemories.map((m) => m.text)).toEqual([LOYAL]);
+    expect(outcome.memoryProblems).toEqual([WORD_SEARCH_NOTE]);
+    const prompt = p.sqlPrompts.at(-1) ?? '';
+    expect(prompt).toContain(LOYAL);
+    expect(prompt).not.toContain('(ben)');
   });
 });

@@ -144,7 +144,10 @@ export function memoryTerm(memory: Pick<Memory, 'kind' | 'text'>): string | null
   return null;
 }
 
-/** The four reads of one scope: one `recallReads` call when the store has it, else the calls it stands for. */
+/**
+ * The four reads of one scope: one `recallReads` call when the store has it, else the calls it
+ * stands for; with a degenerate embedding the similarity read is left out (word search stands in).
+ */
 async function readScope(input: RecallInput, scope: MemoryScope, play: Set<string>): Promise<RecallReads> {
   const words = [...new Set(contentWords(input.question))];
   const query: RecallReadsQuery = {
@@ -157,7 +160,9 @@ async function readScope(input: RecallInput, scope: MemoryScope, play: Set<strin
       kinds: RECALLED_KINDS,
     },
   };
-  if (input.store.recallReads) return input.store.recallReads(scope, query);
+  // A degenerate embedding ranks nothing (and may be empty): the similarity read is left out.
+  const degenerate = isDegenerateEmbedding(input.embedding);
+  if (input.store.recallReads && !degenerate) return input.store.recallReads(scope, query);
   const preferences = await input.store.list(scope, {
     kinds: ['preference'],
     statuses: ['active'],
@@ -173,7 +178,7 @@ async function readScope(input: RecallInput, scope: MemoryScope, play: Set<strin
         unexpired: true,
       })
     : [];
-  const similar = await input.store.search(scope, query.search);
+  const similar = degenerate ? [] : await input.store.search(scope, query.search);
   const pinned = await input.store.list(scope, { statuses: ['active'], pinned: true, unexpired: true });
   return { preferences, definitions, similar, pinned };
 }
