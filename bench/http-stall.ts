@@ -28,10 +28,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MAX_SQL_CHARS } from '../src/agent/run-sql.js';
+import { UserDirectory } from '../src/app/users.js';
 import { loadConfig } from '../src/config/config.js';
 import { percentile } from '../src/eval/report.js';
-import { memoryClient } from '../src/server/runtime-deps.js';
-import { UserDirectory } from '../src/server/users.js';
+import { memoryClient } from '../src/runtime/memory-runtime.js';
 import { pgliteShop } from '../test/support/fixtures.js';
 import { startScriptedOllama } from '../test/support/scripted/server.js';
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
+import { UserDirectory } from '../src/app/users.js';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { UserDirectory } from '../src/server/users.js';
 import { ARTIFACTS, launchChromium, prepareBrowserTest, startServe, stopServe } from './support/browser.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
@@ -168,5 +168,36 @@ describe('memory evidence in the web UI (Chromium)', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'browser-evidence-run-again.png') });
     await context.close();
     expect(serverLog()).not.toContain(tokens.alice!);
+  }, 120_000);
+
+  it('the memory bank shows the day each memory lasts, as typed, in the browser’s time zone', async () => {
+    // West of UTC: the end of 2099-12-31 there is 2100-01-01 in UTC, never shown.
+    const zone = 'America/Los_Angeles';
+    const add = async (text: string, until: string) => {
+      const res = await fetch(`${url}/api/memories`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.alice!}`,
+          'content-type': 'application/json',
+          'x-sqlrecall-time-zone': zone,
+        },
+        body: JSON.stringify({ kind: 'context', text, until }),
+      });
+      expect(res.status).toBe(200);
+    };
+    await add('Year-end figures are provisional', '2099-12-31');
+    await add('The spring promotion ran in euros', '2020-03-31');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: zone });
+    const page = await context.newPage();
+    await signIn(page, tokens.alice!);
+    const bank = page.getByRole('region', { name: 'Memory bank' });
+    const expiry = (text: string) => bank.locator('li.memory', { hasText: text }).locator('.memory-expiry');
+    await expect.poll(() => expiry('Year-end figures').textContent()).toBe('Until 2099-12-31');
+    expect(await expiry('Year-end figures').locator('time').getAttribute('datetime')).toBe('2099-12-31');
+    expect(await expiry('spring promotion').textContent()).toBe('Expired after 2020-03-31');
+    // A memory without an expiry shows none.
+    expect(await expiry(LOYAL).count()).toBe(0);
+    expect(await bank.textContent()).not.toContain('2100-01-01');
+    await context.close();
   }, 120_000);
 });

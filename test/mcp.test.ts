@@ -104,7 +104,17 @@ describe('sqlrecall mcp (stdio, demo shop)', () => {
     try {
       const { tools } = await s.client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(
-        ['ask', 'forget', 'recall', 'remember', 'schema', 'schema_context', 'show_memory', 'sql'].sort(),
+        [
+          'ask',
+          'audit_memory',
+          'forget',
+          'recall',
+          'remember',
+          'schema',
+          'schema_context',
+          'show_memory',
+          'sql',
+        ].sort(),
       );
       // No tool lets the client name the user.
       for (const tool of tools) expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain('user');

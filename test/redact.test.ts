@@ -13,9 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { MASK, maskUrl, redactSecrets, redactValue } from '../src/core/redact.js';
 import { openDatabase } from '../src/databases/open.js';
+import { memoryClient } from '../src/runtime/memory-runtime.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { createApp } from '../src/server/app.js';
-import { depsFromRuntime, memoryClient } from '../src/server/runtime-deps.js';
+import { depsFromRuntime } from '../src/server/runtime-deps.js';
 
 /** A password: a recognisable prefix (so it is never a substring of the rest) + random characters. */
 const password = fc

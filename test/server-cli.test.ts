@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { hashToken, TOKEN_PATTERN, UserDirectory } from '../src/app/users.js';
 import { createPgliteClient } from '../src/memory/store/index.js';
-import { hashToken, TOKEN_PATTERN, UserDirectory } from '../src/server/users.js';
 import { runSqlrecall } from './support/cli.js';
 
 const home = mkdtempSync(join(tmpdir(), 'sqlrecall-users-'));

@@ -8,11 +8,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Assistant } from '../src/agent/assistant.js';
 import { MAX_SQL_CHARS } from '../src/agent/run-sql.js';
+import type { UserDirectory } from '../src/app/users.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import type { Step } from '../src/core/steps.js';
 import { createApp } from '../src/server/app.js';
 import type { ServerDeps } from '../src/server/deps.js';
-import type { UserDirectory } from '../src/server/users.js';
 import {
   checkPoolStats,
   closeCheckPool,

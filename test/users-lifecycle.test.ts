@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { confusableSkeleton, scriptsOf, userNameConflict, userNameKey } from '../src/app/user-names.js';
 import type { MemoryScope } from '../src/core/memory.js';
-import { confusableSkeleton, scriptsOf, userNameConflict, userNameKey } from '../src/server/user-names.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { createStoreHarness, STORE_ENGINES, type StoreHarness, testVector } from './support/memory-store.js';
 

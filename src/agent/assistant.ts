@@ -443,6 +443,7 @@ export class Assistant {
         ? { setAsideMemories: setAside.map(({ id, kind, text, reason }) => ({ id, kind, text, reason })) }
         : {}),
       ...(unanswerable !== undefined ? { unanswerable } : {}),
+      ...(memory?.notes?.length ? { memoryProblems: [...memory.notes] } : {}),
     };
     if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);
     yield { type: 'done', outcome };
@@ -582,7 +583,7 @@ async function* finishTurn(
   }
   if (!learned) return;
   outcome.remembered = learned.changes;
-  outcome.memoryProblems = learned.problems;
+  outcome.memoryProblems = [...(outcome.memoryProblems ?? []), ...learned.problems];
   // The instruction applied to this answer is now a stored memory: list it by its id.
   const listed = new Set(outcome.appliedMemories.map((m) => m.id));
   const stored = learned.changes.filter((c) => c.id !== null && c.action !== 'DELETE' && !listed.has(c.id));

@@ -15,13 +15,7 @@ import type { ChatModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { type Classification, classifyMessage } from '../memory/classify.js';
-import {
-  type ConversationContext,
-  LocalConversations,
-  loadConversation,
-  recordTurn,
-  renderConversation,
-} from '../memory/conversation.js';
+import { type ConversationContext, LocalConversations, renderConversation } from '../memory/conversation.js';
 import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
@@ -62,6 +56,8 @@ export interface MemoryPrompt {
   transient: string[];
   /** Rendered conversation context ('' when none). */
   conversationText: string;
+  /** Sentences for the user about how the memories were found (e.g. by words, not meaning); default none. */
+  notes?: string[];
 }
 
 /** The memory side of one message. */
@@ -150,11 +146,8 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     c: Classification,
   ): Promise<MemoryReply> {
     if (c.command?.type === 'list') {
-      const own = await service.store.list(scope, { statuses: ['active'] });
-      const team =
-        input.team === undefined
-          ? []
-          : await service.store.list({ team: input.team }, { statuses: ['active'] });
+      const own = await service.activeMemories(scope);
+      const team = input.team === undefined ? [] : await service.activeMemories({ team: input.team });
       if (own.length === 0 && team.length === 0)
         return { text: 'I do not remember anything about you yet.', changes: [], problems: [] };
       const lines = [
@@ -281,6 +274,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
     /** Owner of each memory recalled for this message (applied team memories are marked in the team's scope). */
     const owners = new Map<string, 'user' | 'team'>();
     const prompt = async (tablesInPlay: string[]): Promise<MemoryPrompt> => {
+      const notes: string[] = [];
       const recalled = enabled
         ? await service.recall({
             user: input.user,
@@ -289,38 +283,65 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
             tablesInPlay,
             without: input.without,
             signal: input.signal,
+            onNote: (note) => notes.push(note),
           })
         : [];
       for (const r of recalled) owners.set(r.memory.id, r.owner);
       let context: ConversationContext | undefined;
       if (!enabled)
         context = { conversationId, summary: null, turns: localTurns.turns(scope, conversationId) };
-      else if (!fresh) context = await loadConversation(service.store, scope, conversationId);
+      else if (!fresh) context = await service.conversation(scope, conversationId);
       return {
         recalled,
         transient: classification.kind === 'both' && instruction ? [instruction] : [],
         conversationText: renderConversation(context),
+        ...(notes.length > 0 ? { notes } : {}),
       };
     };
 
     const finish = async (turn: FinishedTurn) => {
-      if (enabled) {
-        // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
-        await recordTurn(service.store, scope, conversationId, { question, ...turn }, { firstTurn: fresh });
-        await markApplied(turn.appliedMemories ?? []);
-      } else {
+      if (!enabled) {
         localTurns.record(scope, conversationId, {
           question,
           sql: turn.sql,
           rowCount: turn.rowCount,
           summary: turn.answer ? clip(turn.answer, 240) : null,
         });
+        return null;
       }
-      if (!pending) return null;
-      const learned = await service.applyPending(pending.id, scope, pending.payload, {
-        schema: input.schema,
-        signal: input.signal,
-      });
+      // The instruction of a message that also asks was applied to this answer (shown to the model
+      // as this turn's instruction): once stored, its memory is part of the turn's evidence and
+      // was applied now. So it is learned first, then the turn is recorded with it; a learn that
+      // fails still records the turn, then reports the failure.
+      let learned: Awaited<ReturnType<MemoryService['applyPending']>> | undefined;
+      let failure: unknown;
+      if (pending) {
+        try {
+          learned = await service.applyPending(pending.id, scope, pending.payload, {
+            schema: input.schema,
+            signal: input.signal,
+          });
+        } catch (error) {
+          failure = error;
+        }
+      }
+      const applied = [...(turn.appliedMemories ?? [])];
+      for (const c of learned?.changes ?? []) {
+        if (c.id === null || c.action === 'DELETE' || applied.some((m) => m.id === c.id)) continue;
+        applied.push({ id: c.id, kind: c.kind, text: c.text });
+      }
+      const taught = new Set(applied.map((m) => m.id));
+      const recalledMemories = (turn.recalledMemories ?? []).filter((m) => !taught.has(m.id));
+      // A fresh conversation's first turn: nothing to roll into its summary, no re-read needed.
+      await service.recordTurn(
+        scope,
+        conversationId,
+        { question, ...turn, appliedMemories: applied, recalledMemories },
+        { firstTurn: fresh },
+      );
+      await markApplied(applied);
+      if (failure !== undefined) throw failure;
+      if (!learned) return null;
       const problems = [...secretNote, ...learned.problems];
       return { text: rememberedText(learned.changes, problems), changes: learned.changes, problems };
     };
@@ -330,9 +351,9 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       const own = applied.filter((m) => owners.get(m.id) !== 'team').map((m) => m.id);
       const team = applied.filter((m) => owners.get(m.id) === 'team').map((m) => m.id);
       try {
-        if (own.length > 0) await service.store.markApplied?.(scope, own);
+        if (own.length > 0) await service.markApplied(scope, own);
         if (team.length > 0 && input.team !== undefined)
-          await service.store.markApplied?.({ team: input.team }, team);
+          await service.markApplied({ team: input.team }, team);
       } catch {
         // Bookkeeping only: the answer and the turn are already stored.
       }

@@ -160,6 +160,8 @@ export interface ErrorDetailsByCode {
     sql?: string;
     /** Id of the guard rule that refused it last. */
     rule?: string;
+    /** An embedding model answered an all-zero vector (similarity cannot rank against it). */
+    degenerate?: boolean;
   };
   model_truncated: CommonErrorDetails & {
     /** The output token limit of the call that was cut off. */

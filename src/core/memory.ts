@@ -202,6 +202,12 @@ export interface MemoryListOptions {
    * as recall does; default false (listings show expired memories too).
    */
   unexpired?: boolean;
+  /**
+   * Only memories whose text contains at least one of these words (case-insensitive substring;
+   * `%`, `_` and backslash are literal): the word search used when the question's embedding is
+   * degenerate (all zeros) and similarity cannot rank. Default: no word condition.
+   */
+  textWordsAny?: string[];
 }
 
 /**

@@ -13,15 +13,25 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ask } from '../app/ask.js';
+import {
+  addMemory,
+  auditMemories,
+  listMemories,
+  type MemoryView,
+  memoryEnabled,
+  memoryView,
+  resolveMemoryId,
+  searchMemories,
+  showMemory,
+} from '../app/memory.js';
 import { runSql, sqlDocument, sqlRuntimeOf } from '../app/run-sql.js';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
-import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryKind, type MemoryScope } from '../core/memory.js';
+import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import type { Schema } from '../core/schema.js';
-import { memoryProvenance } from '../memory/provenance.js';
-import { refusalError } from '../memory/service.js';
+import { userTimeZone } from '../memory/expiry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createSchemaLinking } from '../runtime/schema-linking.js';
 import { renderSchema } from '../sql/render.js';
@@ -38,6 +48,7 @@ export const MCP_TOOLS = [
   'recall',
   'forget',
   'show_memory',
+  'audit_memory',
 ] as const;
 
 /** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
@@ -156,6 +167,12 @@ export const MCP_INPUTS = {
       .optional()
       .describe(`most results of a search (default ${DEFAULT_MEMORY_TOP_K})`),
   }),
+  audit_memory: z.strictObject({
+    delete: z
+      .boolean()
+      .optional()
+      .describe('true: remove for good what was found (not restorable); default false: only report it'),
+  }),
   show_memory: z.strictObject({
     id: z
       .string()
@@ -190,7 +207,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         `Ask questions about the user's PostgreSQL database in plain language with "ask" ` +
         `(it writes read-only SQL, runs it and answers; the user's memories apply). "sql" runs your own ` +
         `read-only statement through the same guard. "schema"/"schema_context" show the catalog. ` +
-        `"remember", "recall" and "forget" manage the memories of user ${config.user}.`,
+        `"remember", "recall", "forget", "show_memory" and "audit_memory" manage the memories of user ${config.user}.`,
     },
   );
 
@@ -344,12 +361,12 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
       const memory = await runtime.memory();
       const schema = config.databaseUrl ? await introspect(runtime) : undefined;
-      const result = await memory.service.teach(
+      const result = await addMemory(
+        memory,
         scope,
         { kind: args.kind ?? 'preference', text: args.text, sql: args.sql },
         { schema },
       );
-      if (result.refused.length > 0) throw refusalError(result);
       return bounded({
         user: config.user,
         changes: result.changes,
@@ -369,21 +386,25 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
     guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>, runtime) => {
       const memory = await runtime.memory({ allowWithoutEmbeddings: args.query === undefined });
-      const enabled = await memory.store.isEnabled(scope);
+      const zone = userTimeZone();
       if (args.query === undefined) {
-        const memories = await memory.store.list(scope, { limit: RECALL_LIST_LIMIT });
+        const { enabled, memories } = await listMemories(memory, scope, { limit: RECALL_LIST_LIMIT, zone });
         return bounded({ user: config.user, enabled, memories: memories.map(brief) });
       }
-      const [embedding] = await memory.embedder.embed([args.query]);
-      const results = await memory.store.search(scope, {
-        embedding: embedding!,
+      const enabled = await memoryEnabled(memory, scope);
+      const { results, notes } = await searchMemories(memory, scope, args.query, {
         topK: args.top_k ?? DEFAULT_MEMORY_TOP_K,
+        zone,
       });
       return bounded({
         user: config.user,
         enabled,
         query: args.query,
-        memories: results.map((m) => ({ ...brief(m), similarity: Number(m.similarity.toFixed(4)) })),
+        memories: results.map((m) => ({
+          ...brief(m),
+          ...(m.similarity !== undefined ? { similarity: Number(m.similarity.toFixed(4)) } : {}),
+        })),
+        ...(notes.length > 0 ? { notes } : {}),
       });
     }),
   );
@@ -412,7 +433,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           },
         });
       }
-      return bounded({ user: config.user, deleted: brief(result.deleted) });
+      return bounded({ user: config.user, deleted: brief(memoryView(result.deleted, userTimeZone())) });
     }),
   );
 
@@ -430,22 +451,33 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     guarded('show_memory', async (args: z.infer<typeof MCP_INPUTS.show_memory>, runtime) => {
       const memory = await runtime.memory({ allowWithoutEmbeddings: true });
       const given = args.id.toLowerCase();
+      const notFound = () =>
+        new SqlrecallError('not_found', `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`);
       // A prefix is resolved among this user's memories only (another user's id is "not found").
-      const matches = (
-        await memory.store.list(scope, { statuses: ['active', 'superseded', 'deleted'], limit: 100_000 })
-      ).filter((m) => m.id.startsWith(given));
-      if (matches.length > 1)
-        throw new SqlrecallError(
-          'usage',
-          `The id prefix ${given.slice(0, 64)} is ambiguous; give more characters.`,
-        );
-      const provenance = matches[0] ? await memoryProvenance(memory.store, scope, matches[0].id) : null;
-      if (!provenance)
-        throw new SqlrecallError(
-          'not_found',
-          `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`,
-        );
+      const id = await resolveMemoryId(memory, scope, given).catch((error: unknown) => {
+        throw error instanceof SqlrecallError && error.code === 'not_found' ? notFound() : error;
+      });
+      const provenance = await showMemory(memory, scope, id, userTimeZone());
+      if (!provenance) throw notFound();
       return bounded({ user: config.user, ...provenance });
+    }),
+  );
+
+  server.registerTool(
+    'audit_memory',
+    {
+      title: 'Find credentials in memory',
+      description:
+        `Lists user ${config.user}'s stored memories (any status) and history entries that hold a ` +
+        'credential (password, API key, token, private key), masked; with delete: true removes them for ' +
+        "good. Only this user's memories are read.",
+      inputSchema: MCP_INPUTS.audit_memory,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+    },
+    guarded('audit_memory', async (args: z.infer<typeof MCP_INPUTS.audit_memory>, runtime) => {
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const audit = await auditMemories(memory, scope, { remove: args.delete === true });
+      return bounded({ user: config.user, found: audit.found, removed: audit.removed });
     }),
   );
 
@@ -503,8 +535,16 @@ export function createMcpServer(options: McpServerOptions): McpServer {
 }
 
 /** The fields of a memory a client needs. */
-function brief(m: { id: string; kind: MemoryKind; text: string; sql: string | null; status: string }) {
-  return { id: m.id, kind: m.kind, text: m.text, sql: m.sql, status: m.status };
+function brief(m: MemoryView) {
+  return {
+    id: m.id,
+    kind: m.kind,
+    text: m.text,
+    sql: m.sql,
+    status: m.status,
+    expiresAt: m.expiresAt,
+    expiresOn: m.expiresOn,
+  };
 }
 
 /** Resource reads fail with an McpError whose message carries the product's code and message. */

@@ -14,17 +14,29 @@ import {
   maskCredentials,
 } from '../core/credentials.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type { Memory, MemoryKind, MemoryOrigin, MemoryScope, MemoryWriteResult } from '../core/memory.js';
+import type {
+  Memory,
+  MemoryKind,
+  MemoryOp,
+  MemoryOrigin,
+  MemoryScope,
+  MemoryWriteResult,
+} from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { renderSchema } from '../sql/render.js';
-import type { ConversationStore } from './conversation.js';
+import {
+  type ConversationContext,
+  type ConversationStore,
+  loadConversation,
+  recordTurn,
+} from './conversation.js';
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
 import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
-import { type RecalledMemory, recallMemories } from './recall.js';
+import { embedQuery, type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
 import { checkFragment } from './sql-fragment.js';
 import type { SqlMemoryStore } from './store/types.js';
@@ -98,6 +110,11 @@ export interface TeachOptions {
   expiresAt?: string | null;
   sourceMessageId?: string | null;
   signal?: AbortSignal;
+  /**
+   * Store it pinned (always recalled), in the same write as the memory itself: a fact already
+   * remembered (NOOP) or updated is pinned in that same transaction. Default false.
+   */
+  pinned?: boolean;
 }
 
 /** What {@link MemoryService.teach} did. */
@@ -205,8 +222,33 @@ export class MemoryService {
 
   constructor(readonly options: MemoryServiceOptions) {}
 
-  get store(): MemoryBackend {
+  private get store(): MemoryBackend {
     return this.options.store;
+  }
+
+  /** The active memories of `scope` (the chat's "what do you remember?"). */
+  activeMemories(scope: MemoryScope): Promise<Memory[]> {
+    return this.store.list(scope, { statuses: ['active'] });
+  }
+
+  /** The recent turns and summary of conversation `conversationId` of `scope`, for the SQL prompt. */
+  conversation(scope: MemoryScope, conversationId: string): Promise<ConversationContext> {
+    return loadConversation(this.store, scope, conversationId);
+  }
+
+  /** Appends one turn to conversation `conversationId` of `scope` (see `conversation.ts` `recordTurn`). */
+  recordTurn(
+    scope: MemoryScope,
+    conversationId: string,
+    turn: Parameters<typeof recordTurn>[3],
+    options: Parameters<typeof recordTurn>[4] = {},
+  ): Promise<void> {
+    return recordTurn(this.store, scope, conversationId, turn, options);
+  }
+
+  /** Records that an answer applied memories `ids` of `scope` now ("last applied"); a no-op without support. */
+  async markApplied(scope: MemoryScope, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.store.markApplied?.(scope, ids);
   }
 
   /** Runs `task` after every earlier task of the same scope (in this process; the store locks across processes). */
@@ -308,6 +350,8 @@ export class MemoryService {
       signal?: AbortSignal;
       expiresAt?: string | null;
       origin?: MemoryOrigin;
+      /** Pin each stored fact in the same write (see {@link TeachOptions.pinned}). */
+      pinned?: boolean;
     },
   ): Promise<LearnResult> {
     const changes: MemoryChange[] = [];
@@ -334,10 +378,21 @@ export class MemoryService {
       if ('memory' in decision.op)
         decision.op.memory.origin =
           options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
-      const [written] = await this.store.write(scope, [decision.op]);
+      const ops: MemoryOp[] = [decision.op];
+      if (options.pinned) {
+        // One write, one transaction: the memory and its pin land together or not at all.
+        if (decision.op.op === 'add' || decision.op.op === 'supersede') decision.op.memory.pinned = true;
+        else if (decision.op.op === 'update')
+          ops.push({ op: 'pin', id: decision.op.id, pinned: true, reason: 'pinned on add' });
+        else if (decision.op.op === 'noop' && decision.target)
+          ops.push({ op: 'pin', id: decision.target.id, pinned: true, reason: 'pinned on add' });
+      }
+      const results = await this.store.write(scope, ops);
+      const [written] = results;
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
         : { action: 'NOOP' as const, id: decision.target?.id ?? null, kind: fact.kind, text: fact.text };
+      if (options.pinned && results.some((r) => r.memory?.pinned === true)) change.pinned = true;
       if (decision.op.op === 'supersede' && decision.target)
         change.replaced = { id: decision.target.id, text: decision.target.text };
       if (decision.op.op === 'noop' && decision.target) {
@@ -445,18 +500,21 @@ export class MemoryService {
     tablesInPlay: string[];
     without?: string[];
     signal?: AbortSignal;
+    /** Told when the memories were found by words because the question's embedding was degenerate. */
+    onNote?: (note: string) => void;
   }): Promise<RecalledMemory[]> {
-    const [embedding] = await this.options.embedder.embed([input.question], { signal: input.signal });
+    const embedding = await embedQuery(this.options.embedder, input.question, input.signal);
     const without = input.without ?? [];
     const recalled = await recallMemories({
       store: this.store,
       user: input.user,
       team: input.team,
       question: input.question,
-      embedding: embedding!,
+      embedding,
       tablesInPlay: input.tablesInPlay,
       topK: this.options.topK,
       minSimilarity: this.options.minSimilarity,
+      onNote: input.onNote,
     });
     return recalled.filter(
       (r) => !without.some((w) => w.length >= 4 && r.memory.id.startsWith(w.toLowerCase())),
@@ -535,6 +593,7 @@ export class MemoryService {
       return this.storeFacts(scope, [checked], {
         expiresAt: options.expiresAt ?? null,
         sourceMessageId: options.sourceMessageId ?? undefined,
+        pinned: options.pinned === true,
       });
     });
     if (compileLater) {

@@ -26,6 +26,15 @@ export function embeddingProblem(vector: unknown, expected?: number): string | u
 }
 
 /**
+ * True when {@link embeddingProblem} refused `vector` only because it is degenerate (all zeros):
+ * the model answered, but similarity cannot rank against it. A question's vector like that is
+ * not fatal for recall (it falls back to word search); the error carries `details.degenerate`.
+ */
+export function isDegenerateVector(vector: unknown): boolean {
+  return Array.isArray(vector) && vector.length > 0 && vector.every((x) => x === 0);
+}
+
+/**
  * A vector as an OpenAI-compatible server sent it: a float array, or base64 of little-endian
  * float32 values (OpenAI's `encoding_format: "base64"`, which some servers send regardless).
  * Anything else is returned unchanged for {@link embeddingProblem} to reject.

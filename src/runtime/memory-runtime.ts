@@ -11,7 +11,13 @@ import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
-import { createMemoryStore, type MemoryStoreOptions, type SqlClient } from '../memory/store/index.js';
+import {
+  createMemoryStore,
+  createPgliteClient,
+  createPostgresClient,
+  type MemoryStoreOptions,
+  type SqlClient,
+} from '../memory/store/index.js';
 import type { EmbeddingInfo, SqlMemoryStore } from '../memory/store/types.js';
 import { parseThresholdTable, thresholdsFor } from '../memory/thresholds.js';
 import { rememberEmbeddings } from '../models/embedding-memo.js';
@@ -64,6 +70,14 @@ export function memoryStoreOptions(config: Config): MemoryStoreOptions {
   }
   if (url) return { url, maxConnections: memoryPoolSize() };
   return { dataDir: memoryDataDir(config) };
+}
+
+/** An SQL client on the memory store's database of `config` (embedded PGlite or server PostgreSQL). */
+export function memoryClient(config: Config): SqlClient {
+  const options = memoryStoreOptions(config);
+  return options.url
+    ? createPostgresClient(options.url, { maxConnections: options.maxConnections })
+    : createPgliteClient(options.dataDir);
 }
 
 /** The live memory objects. */

@@ -3,10 +3,10 @@
  * memory scope a request may use (always derived from the authenticated principal).
  */
 import type { Context } from 'hono';
+import type { Principal } from '../app/users.js';
 import { ERROR_TABLE, type ErrorCode, SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
-import type { Principal } from './users.js';
 
 /** Hono environment of the app: the principal set by the auth middleware. */
 export interface AppEnv {

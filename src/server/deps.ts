@@ -7,10 +7,10 @@
 import type { Assistant } from '../agent/assistant.js';
 import type { ContextPlanner } from '../agent/context.js';
 import type { SqlRuntime } from '../app/run-sql.js';
+import type { UserDirectory } from '../app/users.js';
 import type { EmbeddingModel } from '../core/ports.js';
 import type { MemoryService } from '../memory/service.js';
 import type { SqlMemoryStore } from '../memory/store/index.js';
-import type { UserDirectory } from './users.js';
 
 /** The memory parts the routes use. */
 export interface ServerMemory {

@@ -4,11 +4,11 @@
  * stores the correction instead. The SQL must pass the read-only guard. An example for the same
  * question is updated in place rather than duplicated.
  */
+import { storeConfirmedExample } from '../app/memory.js';
 import type { MemoryScope } from '../core/memory.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { checkFact } from '../memory/extract.js';
-import { normalizeText } from '../memory/store/index.js';
 import { guardSqlOffThread } from '../sql/check-pool.js';
 import { apiError } from './context.js';
 import type { ServerMemory } from './deps.js';
@@ -41,29 +41,12 @@ export async function applyFeedback(
   if (!verdict.ok)
     throw apiError('guard_refused', `The SQL cannot be stored as an example: ${verdict.reason}.`);
   const fact = await checkFact({ kind: 'example', text: feedback.question }, schema);
-  const [embedding] = await memory.embedder.embed([fact.text]);
-  const examples = await memory.store.list(scope, { kinds: ['example'], statuses: ['active'] });
-  const same = examples.find((m) => normalizeText(m.text) === normalizeText(fact.text));
-  const newMemory = {
-    kind: 'example' as const,
-    text: fact.text,
-    sql: verdict.sql,
-    tables: fact.tables,
-    columns: fact.columns,
-    origin: { how: 'confirmed' as const, words: feedback.question },
-  };
   const reason = feedback.rating === 'up' ? 'thumbs up' : 'thumbs down with a correction';
-  const [written] = await memory.store.write(scope, [
-    same
-      ? { op: 'update', id: same.id, memory: newMemory, embedding: embedding!, reason }
-      : { op: 'add', memory: newMemory, embedding: embedding!, reason },
-  ]);
-  const stored = written?.memory;
-  return {
-    action: same ? 'UPDATE' : written?.duplicate ? 'NOOP' : 'ADD',
-    id: stored?.id ?? null,
-    kind: 'example',
-    text: fact.text,
+  return storeConfirmedExample(memory, scope, {
+    question: fact.text,
+    sql: verdict.sql,
+    tables: fact.tables ?? [],
+    columns: fact.columns ?? [],
     reason,
-  };
+  });
 }

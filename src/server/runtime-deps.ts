@@ -4,20 +4,10 @@
  */
 import type { Assistant } from '../agent/assistant.js';
 import { sqlLimitsOf } from '../app/run-sql.js';
-import type { Config } from '../config/config.js';
 import { maskUrl } from '../core/redact.js';
-import { createPgliteClient, createPostgresClient, type SqlClient } from '../memory/store/index.js';
-import { memoryStoreOptions } from '../runtime/memory-runtime.js';
+import type { SqlClient } from '../memory/store/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { AccessLogEntry, AuthMode, ComponentHealth, ServerDeps } from './deps.js';
-
-/** An SQL client on the memory store's database of `config` (embedded PGlite or server PostgreSQL). */
-export function memoryClient(config: Config): SqlClient {
-  const options = memoryStoreOptions(config);
-  return options.url
-    ? createPostgresClient(options.url, { maxConnections: options.maxConnections })
-    : createPgliteClient(options.dataDir);
-}
 
 /** Resolves within `ms` or reports that the component did not answer in time. */
 async function probe(ms: number, check: () => Promise<unknown>): Promise<ComponentHealth> {

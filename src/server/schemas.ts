@@ -65,6 +65,8 @@ export const MemorySchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     expiresAt: z.string().nullable(),
+    /** The last day it holds, as the user typed it (`YYYY-MM-DD` in their time zone); null: never expires. */
+    expiresOn: z.string().nullable().optional(),
     /** Pinned memories are always recalled (issue 12). */
     pinned: z.boolean().default(false),
     /** Where it came from: how (chat, hand, import, confirmed), the conversation, the user's words; null when not recorded. */

@@ -74,8 +74,13 @@ export interface MemoryPipeline {
   close(): Promise<void>;
 }
 
-/** Starts the pipeline (shop database, in-memory store, scripted model). */
-export async function startMemoryPipeline(): Promise<MemoryPipeline> {
+/**
+ * Starts the pipeline (shop database, in-memory store, scripted model). `embed` replaces the
+ * scripted server's embedding of a text (default its hash embedding).
+ */
+export async function startMemoryPipeline(
+  options: { embed?: (text: string) => number[] } = {},
+): Promise<MemoryPipeline> {
   const fixture: Fixture = await pgliteShop();
   const state = {
     sqlReply: (_prompt: string, _request: ScriptedChatRequest): ScriptedReply =>
@@ -84,6 +89,7 @@ export async function startMemoryPipeline(): Promise<MemoryPipeline> {
   };
   const sqlPrompts: string[] = [];
   const server = await startScriptedOllama({
+    ...(options.embed ? { embed: options.embed } : {}),
     chat: (request) => {
       const prompt = request.messages.map((m) => m.content).join('\n');
       if (request.purpose === 'memory-extract') return extractionFor(messageOf(request.lastUserMessage));

@@ -54,6 +54,10 @@ export interface Memory {
   updatedAt: string;
   /** When an answer last applied it; null: never. */
   lastAppliedAt?: string | null;
+  /** When it stops being recalled (an instant); null: never expires. */
+  expiresAt?: string | null;
+  /** The last day it holds, as typed (`YYYY-MM-DD` in this browser's time zone); null: never expires. */
+  expiresOn?: string | null;
 }
 
 /** Where a memory came from (`GET /api/memories/{id}`). */

@@ -78,6 +78,12 @@ function Item({ m, reload, onDeleted }: { m: Memory; reload: () => void; onDelet
               'Never applied'
             )}
           </span>
+          {m.expiresOn && m.expiresAt && (
+            <span class="memory-expiry muted">
+              {Date.parse(m.expiresAt) <= Date.now() ? 'Expired after ' : 'Until '}
+              <time dateTime={m.expiresOn}>{m.expiresOn}</time>
+            </span>
+          )}
           <WhereFrom id={m.id} text={m.text} />
           <span class="memory-actions">
             <button type="button" aria-label={`Edit: ${m.text}`} onClick={() => setEditing(true)}>

@@ -3,6 +3,7 @@
  */
 
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
+import { lastConversationId } from '../../app/memory.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';
@@ -210,7 +211,7 @@ export async function runAsk(
         let conversationId = opts.conversation;
         if (opts.continue && conversationId === undefined && config.memoryEnabled) {
           const memory = await runtime.memory();
-          conversationId = (await memory.store.lastConversation({ user: config.user }))?.id;
+          conversationId = await lastConversationId(memory, { user: config.user });
         }
         const code = await answerQuestion(io, assistant, question, {
           json,

@@ -4,7 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { lastConversationId, listMemories } from '../../app/memory.js';
 import { toSqlrecallError } from '../../core/errors.js';
+import { userTimeZone } from '../../memory/expiry.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
@@ -49,9 +51,9 @@ export async function runChat(
       let conversationId: string = randomUUID();
       let resumed = false;
       if (opts.resume && memory) {
-        const last = await memory.store.lastConversation(scope);
+        const last = await lastConversationId(memory, scope);
         if (last) {
-          conversationId = last.id;
+          conversationId = last;
           resumed = true;
         }
       }
@@ -146,9 +148,9 @@ async function chatCommand(
   }
   try {
     if (name === 'memory' || name === 'memories') {
-      const memories = await memory.store.list(scope, { statuses: ['active'] });
+      const { memories } = await listMemories(memory, scope, { zone: userTimeZone(io.env) });
       if (memories.length === 0) io.stdout.write('I do not remember anything about you yet.\n');
-      for (const m of memories) io.stdout.write(`${memoryLine(m)}\n`);
+      for (const m of memories) io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}\n`);
       return;
     }
     if (!argument) {

@@ -5,6 +5,25 @@
  * printed). Commands that only read or change statuses work without the embedding model.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import {
+  addMemory,
+  auditMemories,
+  deleteAllMemories,
+  deleteMemory,
+  editMemory,
+  exportMemories,
+  getMemory,
+  memoryHistory as historyOf,
+  importMemories,
+  listMemories,
+  pinMemory,
+  reembedMemories,
+  resolveMemoryId,
+  restoreMemory,
+  searchMemories,
+  setMemoryEnabled,
+  showMemory,
+} from '../../app/memory.js';
 import { SqlrecallError } from '../../core/errors.js';
 import {
   DEFAULT_MEMORY_TOP_K,
@@ -14,10 +33,8 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
 import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
-import { memoryProvenance, provenanceLines, shortTime } from '../../memory/provenance.js';
-import { refusalError } from '../../memory/service.js';
+import { provenanceLines, shortTime } from '../../memory/provenance.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { pc } from '../colors.js';
@@ -72,24 +89,7 @@ export function memoryLine(memory: Memory, similarity?: number, zone: string = u
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
-async function resolveId(
-  memory: MemoryRuntime,
-  scope: MemoryScope,
-  given: string | undefined,
-): Promise<string> {
-  const id = (given ?? '').trim().toLowerCase();
-  if (!id)
-    throw new SqlrecallError('usage', 'Give the id of a memory (as printed by `sqlrecall memory list`).');
-  const all = await memory.store.list(scope, {
-    statuses: ['active', 'superseded', 'deleted'],
-    limit: 100_000,
-  });
-  const matches = id.length >= 4 ? all.filter((m) => m.id.startsWith(id)) : [];
-  if (matches.length === 1) return matches[0]!.id;
-  if (matches.length > 1)
-    throw new SqlrecallError('usage', `The id prefix ${id} is ambiguous; give more characters.`);
-  throw new SqlrecallError('not_found', `No memory with id ${id.slice(0, 80)} in this scope.`);
-}
+const resolveId = resolveMemoryId;
 
 async function optionalSchema(runtime: Runtime): Promise<Schema | undefined> {
   if (!runtime.config.databaseUrl) return undefined;
@@ -118,6 +118,8 @@ interface MemoryContext {
   scope: MemoryScope;
   /** `user NAME` or `team NAME`, for messages. */
   who: string;
+  /** The user's time zone (days typed and shown, `expiresOn`). */
+  zone: string;
   /** Prints `doc` as JSON with `--json`, else runs `human`. */
   out: (doc: unknown, human: () => void) => void;
 }
@@ -128,16 +130,17 @@ export function lastAppliedText(memory: Pick<Memory, 'lastAppliedAt'>): string {
 }
 
 /** `memory list [--all] [--kind K]`: the memories of the scope (active ones unless `--all`). */
-async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
-  const statuses = opts.all ? (['active', 'superseded', 'deleted'] as const) : (['active'] as const);
-  const kinds = opts.kind ? [parseKind(opts.kind)] : undefined;
-  const memories = await memory.store.list(scope, { statuses: [...statuses], kinds });
-  const enabled = await memory.store.isEnabled(scope);
+async function memoryList({ io, opts, memory, scope, who, zone, out }: MemoryContext): Promise<number> {
+  const { enabled, memories } = await listMemories(memory, scope, {
+    all: Boolean(opts.all),
+    ...(opts.kind ? { kind: parseKind(opts.kind) } : {}),
+    zone,
+  });
   out({ scope, enabled, memories }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
     if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
     for (const m of memories)
-      io.stdout.write(`${memoryLine(m, undefined, userTimeZone(io.env))}${pc.dim(lastAppliedText(m))}\n`);
+      io.stdout.write(`${memoryLine(m, undefined, zone)}${pc.dim(lastAppliedText(m))}\n`);
   });
   return 0;
 }
@@ -147,9 +150,9 @@ async function memoryList({ io, opts, memory, scope, who, out }: MemoryContext):
  * words; or added by hand, imported, a confirmed answer), what it replaced or what replaced it,
  * its history and when it was last applied.
  */
-async function memoryShow({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
+async function memoryShow({ io, args, memory, scope, zone, out }: MemoryContext): Promise<number> {
   const id = await resolveId(memory, scope, args[0]);
-  const provenance = await memoryProvenance(memory.store, scope, id);
+  const provenance = await showMemory(memory, scope, id, zone);
   if (!provenance)
     throw new SqlrecallError('not_found', `No memory with id ${id.slice(0, 80)} in this scope.`);
   out({ scope, ...provenance }, () => {
@@ -159,33 +162,38 @@ async function memoryShow({ io, args, memory, scope, out }: MemoryContext): Prom
 }
 
 /** `memory add [--kind K] [--sql SQL] [--until DATE] [--pin] TEXT`: remembers a fact through reconciliation. */
-async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: MemoryContext): Promise<number> {
+async function memoryAdd({
+  opts,
+  io,
+  text,
+  runtime,
+  memory,
+  scope,
+  zone,
+  out,
+}: MemoryContext): Promise<number> {
   if (!text)
     throw new SqlrecallError(
       'usage',
       'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
     );
   const kind = parseKind(opts.kind, 'preference');
-  const expiresAt =
-    opts.until === undefined ? null : parseUntil(opts.until, new Date(), userTimeZone(io.env));
-  const result = await memory.service.teach(
+  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until, new Date(), zone);
+  const result = await addMemory(
+    memory,
     scope,
     { kind, text, sql: opts.sql },
-    { schema: await optionalSchema(runtime), expiresAt },
+    { schema: await optionalSchema(runtime), expiresAt, pinned: Boolean(opts.pin) },
   );
-  if (result.refused.length > 0) throw refusalError(result);
-  if (opts.pin) {
-    for (const change of result.changes) {
-      if (!change.id || change.action === 'DELETE') continue;
-      await memory.store.write(scope, [{ op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' }]);
-      change.pinned = true;
-    }
-  }
-  out({ scope, ...result }, () => {
+  const expiresOn = expiresAt ? untilDay(expiresAt, zone) : null;
+  out({ scope, ...result, expiresAt, expiresOn }, () => {
     for (const c of result.changes) {
       if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
       const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
-      io.stdout.write(`${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}${c.pinned ? ' (pinned)' : ''}\n`);
+      const until = expiresOn && c.action !== 'NOOP' ? ` (until ${expiresOn})` : '';
+      io.stdout.write(
+        `${verb} [${c.id?.slice(0, 8) ?? '-'}]: ${c.text}${c.pinned ? ' (pinned)' : ''}${until}\n`,
+      );
     }
     for (const p of result.problems) io.stderr.write(`${pc.yellow('note:')} ${p}\n`);
   });
@@ -193,36 +201,55 @@ async function memoryAdd({ io, opts, text, runtime, memory, scope, out }: Memory
 }
 
 /** `memory search [--top-k N] TEXT`: memories by similarity to TEXT. */
-async function memorySearch({ io, opts, text, memory, scope, who, out }: MemoryContext): Promise<number> {
+async function memorySearch({
+  io,
+  opts,
+  text,
+  memory,
+  scope,
+  who,
+  zone,
+  out,
+}: MemoryContext): Promise<number> {
   if (!text) throw new SqlrecallError('usage', 'Give the text to search for.');
-  const [embedding] = await memory.embedder.embed([text]);
   const topK = opts.topK === undefined ? DEFAULT_MEMORY_TOP_K : Number(opts.topK);
   if (!Number.isInteger(topK) || topK < 1 || topK > 100)
     throw new SqlrecallError('usage', '--top-k must be a whole number from 1 to 100.');
-  const results = await memory.store.search(scope, { embedding: embedding!, topK });
-  out({ scope, query: text, results }, () => {
+  const { results, notes } = await searchMemories(memory, scope, text, { topK, zone });
+  out({ scope, query: text, results, ...(notes.length > 0 ? { notes } : {}) }, () => {
+    for (const note of notes) io.stderr.write(`${pc.yellow('note:')} ${note}\n`);
     if (results.length === 0) io.stdout.write(`No memories for ${who}.\n`);
-    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity, userTimeZone(io.env))}\n`);
+    for (const m of results) io.stdout.write(`${memoryLine(m, m.similarity, zone)}\n`);
   });
   return 0;
 }
 
 /** `memory edit ID [TEXT] [--kind K] [--sql SQL]`: changes an active memory. */
-async function memoryEdit({ io, opts, args, runtime, memory, scope, out }: MemoryContext): Promise<number> {
+async function memoryEdit({
+  io,
+  opts,
+  args,
+  runtime,
+  memory,
+  scope,
+  zone,
+  out,
+}: MemoryContext): Promise<number> {
   const [given, ...rest] = args;
   const id = await resolveId(memory, scope, given);
-  const current = await memory.store.get(scope, id);
+  const current = await getMemory(memory, scope, id);
   if (current?.status !== 'active')
     throw new SqlrecallError('not_found', `The memory ${id.slice(0, 8)} is not active; restore it first.`);
-  const edited = await memory.service.edit(
+  const edited = await editMemory(
+    memory,
     scope,
-    current,
+    id,
     {
       kind: parseKind(opts.kind, current.kind),
       text: rest.join(' ').trim() || current.text,
       sql: opts.sql ?? current.sql,
     },
-    await optionalSchema(runtime),
+    { schema: await optionalSchema(runtime), zone },
   );
   out({ scope, memory: edited.memory }, () => {
     io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
@@ -232,53 +259,58 @@ async function memoryEdit({ io, opts, args, runtime, memory, scope, out }: Memor
 }
 
 /** `memory delete ID` or `memory delete --all [--purge]`: deletes (restorable) or purges. */
-async function memoryDelete({ io, opts, args, memory, scope, who, out }: MemoryContext): Promise<number> {
+async function memoryDelete({
+  io,
+  opts,
+  args,
+  memory,
+  scope,
+  who,
+  zone,
+  out,
+}: MemoryContext): Promise<number> {
   if (opts.all) {
-    const count = await memory.store.deleteAll(scope, { purge: Boolean(opts.purge) });
+    const count = await deleteAllMemories(memory, scope, { purge: Boolean(opts.purge) });
     out({ scope, deleted: count, purged: Boolean(opts.purge) }, () =>
       io.stdout.write(`${opts.purge ? 'Purged' : 'Deleted'} ${count} memories of ${who}.\n`),
     );
     return 0;
   }
   const id = await resolveId(memory, scope, args[0]);
-  const [written] = await memory.store.write(scope, [{ op: 'delete', id, reason: 'user deleted' }]);
-  out({ scope, memory: written?.memory ?? null }, () =>
+  const deleted = await deleteMemory(memory, scope, id, zone);
+  out({ scope, memory: deleted }, () =>
     io.stdout.write(
-      `Deleted [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''} (undo: sqlrecall memory restore ${id.slice(0, 8)})\n`,
+      `Deleted [${id.slice(0, 8)}]: ${deleted.text} (undo: sqlrecall memory restore ${id.slice(0, 8)})\n`,
     ),
   );
   return 0;
 }
 
 /** `memory pin ID` / `memory unpin ID`: a pinned memory is always recalled. */
-async function memoryPinUnpin({ io, args, memory, scope, out, sub }: MemoryContext): Promise<number> {
+async function memoryPinUnpin({ io, args, memory, scope, zone, out, sub }: MemoryContext): Promise<number> {
   const id = await resolveId(memory, scope, args[0]);
   const pinned = sub === 'pin';
-  const [written] = await memory.store.write(scope, [
-    { op: 'pin', id, pinned, reason: pinned ? 'user pinned' : 'user unpinned' },
-  ]);
-  out({ scope, memory: written?.memory ?? null }, () =>
+  const written = await pinMemory(memory, scope, id, pinned, zone);
+  out({ scope, memory: written }, () =>
     io.stdout.write(
-      `${pinned ? 'Pinned' : 'Unpinned'} [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}${pinned ? ' (always recalled)' : ''}\n`,
+      `${pinned ? 'Pinned' : 'Unpinned'} [${id.slice(0, 8)}]: ${written.text}${pinned ? ' (always recalled)' : ''}\n`,
     ),
   );
   return 0;
 }
 
 /** `memory restore ID`: brings a deleted or superseded memory back. */
-async function memoryRestore({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
+async function memoryRestore({ io, args, memory, scope, zone, out }: MemoryContext): Promise<number> {
   const id = await resolveId(memory, scope, args[0]);
-  const [written] = await memory.store.write(scope, [{ op: 'restore', id, reason: 'user restored' }]);
-  out({ scope, memory: written?.memory ?? null }, () =>
-    io.stdout.write(`Restored [${id.slice(0, 8)}]: ${written?.memory?.text ?? ''}\n`),
-  );
+  const written = await restoreMemory(memory, scope, id, zone);
+  out({ scope, memory: written }, () => io.stdout.write(`Restored [${id.slice(0, 8)}]: ${written.text}\n`));
   return 0;
 }
 
 /** `memory history [ID]`: the changes of one memory or of the whole scope. */
 async function memoryHistory({ io, args, memory, scope, out }: MemoryContext): Promise<number> {
   const id = args[0] ? await resolveId(memory, scope, args[0]) : undefined;
-  const history = await memory.store.history(scope, id);
+  const history = await historyOf(memory, scope, id);
   out({ scope, history }, () => {
     if (history.length === 0) io.stdout.write('No history.\n');
     for (const h of history) {
@@ -296,7 +328,7 @@ async function memoryHistory({ io, args, memory, scope, out }: MemoryContext): P
 
 /** `memory export [--out FILE]`: the scope's memories as a JSON document. */
 async function memoryExport({ io, opts, memory, scope, who }: MemoryContext): Promise<number> {
-  const doc = await memory.store.export(scope);
+  const doc = await exportMemories(memory, scope);
   if (opts.out) {
     await writeFile(opts.out, `${JSON.stringify(doc, null, 2)}\n`);
     io.stderr.write(`Exported ${doc.memories.length} memories of ${who} to ${opts.out}.\n`);
@@ -322,7 +354,7 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
   } catch (cause) {
     throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
   }
-  const result = await memory.service.importDoc(scope, doc, memory.store);
+  const result = await importMemories(memory, scope, doc);
   out(
     {
       scope,
@@ -352,14 +384,14 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
  * some were found and kept (so a script can notice).
  */
 async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext): Promise<number> {
-  const audit = await auditCredentials(memory.store, scope);
-  const removed = opts.delete ? await purgeCredentials(memory.store, scope, audit) : null;
-  out({ scope, found: audit.entries, removed }, () => {
-    if (audit.entries.length === 0) {
+  const audit = await auditMemories(memory, scope, { remove: Boolean(opts.delete) });
+  const { removed } = audit;
+  out({ scope, found: audit.found, removed }, () => {
+    if (audit.found.length === 0) {
       io.stdout.write(`No credentials in the memories of ${who}.\n`);
       return;
     }
-    for (const e of audit.entries) {
+    for (const e of audit.found) {
       const where = e.historyId ? 'history of' : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
       const what = e.found.map((f) => `${f.label} (${f.masked})`).join(', ');
       io.stdout.write(`${pc.cyan(e.memoryId.slice(0, 8))}  ${where}: ${what}\n`);
@@ -370,15 +402,15 @@ async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext)
       );
     else
       io.stdout.write(
-        `${audit.entries.length} stored entries hold credentials. Remove them for good with: sqlrecall memory audit --delete\n`,
+        `${audit.found.length} stored entries hold credentials. Remove them for good with: sqlrecall memory audit --delete\n`,
       );
   });
-  return audit.entries.length > 0 && !removed ? 1 : 0;
+  return audit.found.length > 0 && !removed ? 1 : 0;
 }
 
 /** `memory off` / `memory on`: stops or resumes recall and learning for the scope. */
 async function memoryOffOn({ io, memory, scope, who, out, sub }: MemoryContext): Promise<number> {
-  await memory.store.setEnabled(scope, sub === 'on');
+  await setMemoryEnabled(memory, scope, sub === 'on');
   out({ scope, enabled: sub === 'on' }, () =>
     io.stdout.write(
       sub === 'on'
@@ -437,7 +469,8 @@ export async function runMemory(
       const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
       const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
       const text = args.join(' ').trim();
-      return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, out });
+      const zone = userTimeZone(io.env);
+      return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, zone, out });
     },
     // Memories are about the configured database; the demo shop is never picked for them silently.
     { warn: warnTo(io), demoDefault: false },
@@ -454,18 +487,12 @@ async function readStream(io: CliIO): Promise<string> {
 async function reembed(io: CliIO, runtime: Runtime, json: boolean): Promise<number> {
   const memory = await runtime.memory({ skipInit: true });
   const { model, dimensions } = memory.embedding;
-  const before = await memory.store.embeddingInfo();
-  const result = await memory.store.reembed(
-    model,
-    dimensions,
-    (texts) => memory.embedder.embed(texts),
-    (p) => {
-      if (!json && io.stderrIsTTY) io.stderr.write(`\rre-embedding ${p.done}/${p.total}`);
-    },
-  );
+  const result = await reembedMemories(memory, (p) => {
+    if (!json && io.stderrIsTTY) io.stderr.write(`\rre-embedding ${p.done}/${p.total}`);
+  });
+  const before = result.from;
   if (!json && io.stderrIsTTY) io.stderr.write('\n');
-  await memory.store.init({ model, dimensions });
-  if (json) printJson(io, { from: before, to: { model, dimensions }, reembedded: result.reembedded });
+  if (json) printJson(io, result);
   else
     io.stdout.write(
       `Re-embedded ${result.reembedded} memories with ${model} (${dimensions} dimensions)${before ? `; was ${before.model} (${before.dimensions})` : ''}.\n`,

@@ -6,13 +6,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { UserDirectory } from '../../app/users.js';
 import { SqlrecallError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { checkDatabaseRole, roleWarning } from '../../runtime/doctor.js';
+import { memoryClient } from '../../runtime/memory-runtime.js';
 import { createApp, defaultWebRoot } from '../../server/app.js';
 import type { AuthMode } from '../../server/deps.js';
-import { depsFromRuntime, memoryClient } from '../../server/runtime-deps.js';
-import { UserDirectory } from '../../server/users.js';
+import { depsFromRuntime } from '../../server/runtime-deps.js';
 import { closeCheckPool, configureCheckThreads, defaultCheckThreads } from '../../sql/check-pool.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';

@@ -3,9 +3,10 @@
  * access tokens. A token is printed once, on stdout; only its hash is stored (in the memory
  * store's database). With the embedded memory store, run this while `serve` is stopped.
  */
+
+import { type RestoredMemories, UserDirectory } from '../../app/users.js';
 import { SqlrecallError } from '../../core/errors.js';
-import { memoryClient } from '../../server/runtime-deps.js';
-import { type RestoredMemories, UserDirectory } from '../../server/users.js';
+import { memoryClient } from '../../runtime/memory-runtime.js';
 import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';

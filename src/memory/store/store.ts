@@ -290,6 +290,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
                 AND term_words <@ $7::text[]))
            AND ($8::boolean IS NULL OR pinned = $8::boolean)
            AND (NOT $9::boolean OR expires_at IS NULL OR expires_at > clock_timestamp())
+           AND ($10::text[] IS NULL OR lower(text) LIKE ANY($10::text[]))
          ORDER BY seq LIMIT $5`,
         [
           ref.key,
@@ -301,6 +302,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
           words,
           list.pinned ?? null,
           list.unexpired === true,
+          list.textWordsAny
+            ? list.textWordsAny.map((w) => `%${w.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+            : null,
         ],
       );
       return rows.map(memoryFromRow);

@@ -87,6 +87,18 @@ export async function appendHistory(
 }
 
 /**
+ * Records that a memory stored pinned (`NewMemory.pinned`) was pinned, as a separate pin had
+ * recorded it: an UPDATE whose `pinned` column is true, in the same transaction as the insert.
+ */
+async function appendPinnedOnAdd(ctx: Pick<WriteContext, 'tx' | 'ref'>, memory: Memory): Promise<void> {
+  await ctx.tx.query(
+    `INSERT INTO sqlrecall_memory_history (memory_id, scope_key, scope_user, scope_team, action, old_text, new_text, reason, pinned)
+     VALUES ($1, $2, $3, $4, 'UPDATE', $5, $5, 'pinned on add', true)`,
+    [memory.id, ...scopeColumns(ctx.ref), memory.text],
+  );
+}
+
+/**
  * Inserts a memory unless an identical active one exists (returns null then).
  * `status` defaults to active; `supersedes` links a superseded predecessor.
  */
@@ -146,6 +158,7 @@ async function applyAdd(ctx: WriteContext, op: Extract<MemoryOp, { op: 'add' }>)
       old: null,
       new: inserted.sql,
     });
+    if (op.memory.pinned === true) await appendPinnedOnAdd(ctx, inserted);
     return { op: 'add', memory: inserted };
   }
   const duplicate = existing ?? (await activeByHash(ctx, contentHash(op.memory.kind, op.memory.text)));
@@ -242,6 +255,7 @@ async function applySupersede(
   const successor = created ?? existing;
   await appendHistory(ctx, target.id, 'SUPERSEDE', target.text, op.memory.text, op.reason ?? null);
   if (created) await appendHistory(ctx, created.id, 'ADD', null, created.text, `supersedes ${target.id}`);
+  if (created && op.memory.pinned === true && !target.pinned) await appendPinnedOnAdd(ctx, created);
   return {
     op: 'supersede',
     ...(successor ? { memory: successor } : {}),

@@ -6,7 +6,7 @@ import type { Ollama } from 'ollama';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
 import { type RetryPolicy, withRetry } from '../../core/retry.js';
-import { embeddingProblem } from '../embedding-check.js';
+import { embeddingProblem, isDegenerateVector } from '../embedding-check.js';
 import { createOllamaClient, displayHost, mapOllamaError, modelInfoNumber } from './client.js';
 
 /** Texts per `/api/embed` call by default: large enough to amortise the HTTP round trip, small enough for CPU servers. */
@@ -47,7 +47,7 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
 
   const clientFor = (signal?: AbortSignal): Ollama => options.client ?? createOllamaClient({ host, signal });
 
-  const invalid = (reason: string) =>
+  const invalid = (reason: string, degenerate = false) =>
     new SqlrecallError(
       'model_output',
       `Ollama embedding model "${model}" at ${displayHost(host)} returned ${reason}; nothing was stored.`,
@@ -55,6 +55,7 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
         details: {
           url: displayHost(host),
           retryable: false,
+          ...(degenerate ? { degenerate: true } : {}),
           hint: `check that "${model}" is an embedding model (\`ollama show ${model}\`); \`sqlrecall doctor\` shows the vector it returns`,
         },
       },
@@ -85,7 +86,7 @@ export function createOllamaEmbeddingModel(options: OllamaEmbeddingModelOptions)
     // Every vector of the batch is checked before any is returned: none of a bad batch is stored.
     for (const vector of embeddings) {
       const problem = embeddingProblem(vector, knownDims ?? declaredDims);
-      if (problem) throw invalid(problem);
+      if (problem) throw invalid(problem, isDegenerateVector(vector));
       knownDims ??= (vector as number[]).length;
     }
     return embeddings as number[][];

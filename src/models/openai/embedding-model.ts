@@ -6,7 +6,7 @@ import type OpenAI from 'openai';
 import { SqlrecallError } from '../../core/errors.js';
 import type { EmbeddingModel } from '../../core/ports.js';
 import { type RetryPolicy, withRetry } from '../../core/retry.js';
-import { decodeEmbedding, embeddingProblem } from '../embedding-check.js';
+import { decodeEmbedding, embeddingProblem, isDegenerateVector } from '../embedding-check.js';
 import { DEFAULT_EMBED_BATCH_SIZE } from '../ollama/embedding-model.js';
 import { createOpenAiClient, displayBaseUrl, mapOpenAiError } from './client.js';
 
@@ -44,7 +44,7 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
   let dims: Promise<number> | undefined;
   let knownDims: number | undefined;
 
-  const invalid = (reason: string) =>
+  const invalid = (reason: string, degenerate = false) =>
     new SqlrecallError(
       'model_output',
       `Embedding model "${model}" at ${displayBaseUrl(baseUrl)} returned ${reason}; nothing was stored.`,
@@ -52,6 +52,7 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
         details: {
           url: displayBaseUrl(baseUrl),
           retryable: false,
+          ...(degenerate ? { degenerate: true } : {}),
           hint: `check that "${model}" is an embedding model and loaded on the server (\`sqlrecall doctor\` shows the vector it returns)`,
         },
       },
@@ -86,7 +87,7 @@ export function createOpenAiEmbeddingModel(options: OpenAiEmbeddingModelOptions)
     const vectors = ordered.map(({ embedding }) => decodeEmbedding(embedding));
     for (const vector of vectors) {
       const problem = embeddingProblem(vector, knownDims);
-      if (problem) throw invalid(problem);
+      if (problem) throw invalid(problem, isDegenerateVector(vector));
       knownDims ??= (vector as number[]).length;
     }
     return vectors as number[][];

@@ -5,15 +5,23 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import {
-  DEFAULT_MEMORY_TOP_K,
-  type MemoryKind,
-  type MemoryScope,
-  type MemoryStatus,
-} from '../../core/memory.js';
-import { auditCredentials, purgeCredentials } from '../../memory/audit.js';
-import { isTimeZone, parseUntil, userTimeZone } from '../../memory/expiry.js';
-import { memoryProvenance } from '../../memory/provenance.js';
-import { refusalError } from '../../memory/service.js';
+  addMemory,
+  auditMemories,
+  deleteMemory,
+  editMemory,
+  exportMemories,
+  getMemory,
+  importMemories,
+  listMemories,
+  memoryEnabled,
+  memoryHistory,
+  restoreMemory,
+  searchMemories,
+  setMemoryEnabled,
+  showMemory,
+} from '../../app/memory.js';
+import type { MemoryKind, MemoryScope } from '../../core/memory.js';
+import { isTimeZone, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -74,7 +82,15 @@ const routes = {
         topK: z.coerce.number().int().min(1).max(100).optional(),
       }),
     },
-    responses: json(z.object({ scope: ScopeOut, query: z.string(), results: z.array(MemorySchema) })),
+    responses: json(
+      z.object({
+        scope: ScopeOut,
+        query: z.string(),
+        results: z.array(MemorySchema),
+        /** Said when the memories were found by their words (the embedding was degenerate). */
+        notes: z.array(z.string()).optional(),
+      }),
+    ),
   }),
   add: createRoute({
     method: 'post',
@@ -83,7 +99,15 @@ const routes = {
     summary: 'Add a memory (exact and near duplicates become NOOP)',
     request: { query: ScopeQuery, ...jsonBody(AddMemorySchema) },
     responses: json(
-      z.object({ scope: ScopeOut, changes: z.array(ChangeSchema), problems: z.array(z.string()) }),
+      z.object({
+        scope: ScopeOut,
+        changes: z.array(ChangeSchema),
+        problems: z.array(z.string()),
+        /** When the memory stops being recalled (an instant), from `until`; null: never. */
+        expiresAt: z.string().nullable(),
+        /** The last day it holds, as typed (`YYYY-MM-DD` in the user's time zone); null: never. */
+        expiresOn: z.string().nullable(),
+      }),
     ),
   }),
   edit: createRoute({
@@ -215,10 +239,13 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     which: 'user' | 'team' | undefined,
     write: boolean,
   ): MemoryScope => scopeFor(c.get('principal'), which, write);
+  /** The browser's time zone (header), else the server's: days are shown in it (`expiresOn`). */
+  const zoneOf = (c: { req: { header(name: string): string | undefined } }) =>
+    timeZoneOf(c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
 
   /** The memory if it belongs to the scope; otherwise `not_found` (never another scope's). */
   const owned = async (s: MemoryScope, id: string) => {
-    const memory = await (await deps.memory()).store.get(s, id.toLowerCase());
+    const memory = await getMemory(await deps.memory(), s, id);
     if (!memory) throw apiError('not_found', 'No memory with this id in your memories.');
     return memory;
   };
@@ -226,25 +253,27 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.list, async (c) => {
     const q = c.req.valid('query');
     const s = scope(c, q.scope, false);
-    const { store } = await deps.memory();
-    const statuses: MemoryStatus[] = q.status === 'all' ? ['active', 'superseded', 'deleted'] : ['active'];
-    const memories = await store.list(s, { statuses, kinds: q.kind ? [q.kind as MemoryKind] : undefined });
-    return c.json({ scope: s, enabled: await store.isEnabled(s), memories } as Out, 200);
+    const listed = await listMemories(await deps.memory(), s, {
+      all: q.status === 'all',
+      ...(q.kind ? { kind: q.kind as MemoryKind } : {}),
+      zone: zoneOf(c),
+    });
+    return c.json({ scope: s, ...listed } as Out, 200);
   });
 
   app.openapi(routes.search, async (c) => {
     const q = c.req.valid('query');
     const s = scope(c, q.scope, false);
-    const { store, embedder } = await deps.memory();
-    const [embedding] = await embedder.embed([q.q]);
-    const results = await store.search(s, { embedding: embedding!, topK: q.topK ?? DEFAULT_MEMORY_TOP_K });
-    return c.json({ scope: s, query: q.q, results } as Out, 200);
+    const { results, notes } = await searchMemories(await deps.memory(), s, q.q, {
+      ...(q.topK !== undefined ? { topK: q.topK } : {}),
+      zone: zoneOf(c),
+    });
+    return c.json({ scope: s, query: q.q, results, ...(notes.length > 0 ? { notes } : {}) } as Out, 200);
   });
 
   app.openapi(routes.add, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
-    const { service } = await deps.memory();
     const zone = timeZoneOf(body.timeZone ?? c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
     if (body.timeZone !== undefined && !isTimeZone(body.timeZone))
       throw apiError(
@@ -252,21 +281,14 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
         `timeZone must be an IANA time zone such as Europe/Paris, not "${body.timeZone.slice(0, 64)}".`,
       );
     const expiresAt = body.until === undefined ? null : parseUntil(body.until, new Date(), zone);
-    const result = await service.teach(
+    const result = await addMemory(
+      await deps.memory(),
       s,
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
-      { schema: await optionalSchema(deps), expiresAt },
+      { schema: await optionalSchema(deps), expiresAt, pinned: body.pinned === true },
     );
-    if (result.refused.length > 0) throw refusalError(result);
-    if (body.pinned) {
-      const { store } = await deps.memory();
-      for (const change of result.changes) {
-        if (!change.id || change.action === 'DELETE') continue;
-        await store.write(s, [{ op: 'pin', id: change.id, pinned: true, reason: 'pinned on add' }]);
-        change.pinned = true;
-      }
-    }
-    return c.json({ scope: s, ...result } as Out, 200);
+    const expiresOn = expiresAt ? untilDay(expiresAt, zone) : null;
+    return c.json({ scope: s, ...result, expiresAt, expiresOn } as Out, 200);
   });
 
   app.openapi(routes.edit, async (c) => {
@@ -276,28 +298,13 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const current = await owned(s, id);
     if (current.status !== 'active')
       throw apiError('not_found', 'This memory is not active; restore it first.');
-    const { service, store } = await deps.memory();
-    const changesContent = body.kind !== undefined || body.text !== undefined || body.sql !== undefined;
-    const edited =
-      changesContent || body.pinned === undefined
-        ? await service.edit(
-            s,
-            current,
-            { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql },
-            await optionalSchema(deps),
-          )
-        : { memory: current, problems: [] as string[] };
-    if (body.pinned !== undefined) {
-      const [written] = await store.write(s, [
-        {
-          op: 'pin',
-          id: edited.memory.id,
-          pinned: body.pinned,
-          reason: body.pinned ? 'user pinned' : 'user unpinned',
-        },
-      ]);
-      if (written?.memory) edited.memory = written.memory;
-    }
+    const edited = await editMemory(
+      await deps.memory(),
+      s,
+      current.id,
+      { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql, pinned: body.pinned },
+      { schema: await optionalSchema(deps), zone: zoneOf(c) },
+    );
     return c.json({ scope: s, memory: edited.memory, problems: edited.problems } as Out, 200);
   });
 
@@ -305,39 +312,35 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, true);
     const current = await owned(s, id);
-    const [written] = await (await deps.memory()).store.write(s, [
-      { op: 'delete', id: current.id, reason: 'user deleted' },
-    ]);
-    return c.json({ scope: s, memory: written?.memory ?? current } as Out, 200);
+    const memory = await deleteMemory(await deps.memory(), s, current.id, zoneOf(c));
+    return c.json({ scope: s, memory } as Out, 200);
   });
 
   app.openapi(routes.restore, async (c) => {
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, true);
     const current = await owned(s, id);
-    const [written] = await (await deps.memory()).store.write(s, [
-      { op: 'restore', id: current.id, reason: 'user restored' },
-    ]);
-    return c.json({ scope: s, memory: written?.memory ?? current } as Out, 200);
+    const memory = await restoreMemory(await deps.memory(), s, current.id, zoneOf(c));
+    return c.json({ scope: s, memory } as Out, 200);
   });
 
   app.openapi(routes.history, async (c) => {
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, false);
     const current = await owned(s, id);
-    const history = await (await deps.memory()).store.history(s, current.id);
+    const history = await memoryHistory(await deps.memory(), s, current.id);
     return c.json({ scope: s, history } as Out, 200);
   });
 
   app.openapi(routes.scopeHistory, async (c) => {
     const s = scope(c, c.req.valid('query').scope, false);
-    const history = await (await deps.memory()).store.history(s);
+    const history = await memoryHistory(await deps.memory(), s);
     return c.json({ scope: s, history } as Out, 200);
   });
 
   app.openapi(routes.exportDoc, async (c) => {
     const s = scope(c, c.req.valid('query').scope, false);
-    const doc = await (await deps.memory()).store.export(s);
+    const doc = await exportMemories(await deps.memory(), s);
     c.header('Content-Disposition', 'attachment; filename="sqlrecall-memories.json"');
     return c.json(doc as Out, 200);
   });
@@ -345,8 +348,7 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.importDoc, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const doc = c.req.valid('json');
-    const { store, service } = await deps.memory();
-    const result = await service.importDoc(s, doc, store);
+    const result = await importMemories(await deps.memory(), s, doc);
     return c.json(
       {
         scope: s,
@@ -362,27 +364,25 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   // An admin tool: on a team scope it needs the team-admin role even to read (write = true).
   app.openapi(routes.audit, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
-    const audit = await auditCredentials((await deps.memory()).store, s);
-    return c.json({ scope: s, found: audit.entries } as Out, 200);
+    const audit = await auditMemories(await deps.memory(), s);
+    return c.json({ scope: s, found: audit.found } as Out, 200);
   });
 
   app.openapi(routes.auditDelete, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
-    const { store } = await deps.memory();
-    const audit = await auditCredentials(store, s);
-    const removed = await purgeCredentials(store, s, audit);
-    return c.json({ scope: s, found: audit.entries, removed } as Out, 200);
+    const audit = await auditMemories(await deps.memory(), s, { remove: true });
+    return c.json({ scope: s, found: audit.found, removed: audit.removed } as Out, 200);
   });
 
   app.openapi(routes.getEnabled, async (c) => {
     const s = scope(c, c.req.valid('query').scope, false);
-    return c.json({ scope: s, enabled: await (await deps.memory()).store.isEnabled(s) } as Out, 200);
+    return c.json({ scope: s, enabled: await memoryEnabled(await deps.memory(), s) } as Out, 200);
   });
 
   app.openapi(routes.setEnabled, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const { enabled } = c.req.valid('json');
-    await (await deps.memory()).store.setEnabled(s, enabled);
+    await setMemoryEnabled(await deps.memory(), s, enabled);
     return c.json({ scope: s, enabled } as Out, 200);
   });
 
@@ -390,7 +390,7 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.show, async (c) => {
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, false);
-    const provenance = await memoryProvenance((await deps.memory()).store, s, id.toLowerCase());
+    const provenance = await showMemory(await deps.memory(), s, id, zoneOf(c));
     if (!provenance) throw apiError('not_found', 'No memory with this id in your memories.');
     return c.json({ scope: s, ...provenance } as Out, 200);
   });

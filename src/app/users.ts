@@ -1,5 +1,5 @@
 /**
- * Users and personal access tokens of multi-user `serve` (issue 6), kept in the memory store's
+ * Users and personal access tokens of multi-user `serve`, kept in the memory store's
  * database (so several stateless `serve` instances share them, DESIGN.md "Scaling out"). A token
  * is 32 random bytes shown once by `sqlrecall users add NAME`; only its SHA-256 is stored (a
  * random 256-bit secret needs no slow hash: there is nothing to brute-force from a dictionary).
