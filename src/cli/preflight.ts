@@ -7,9 +7,10 @@
  * command. Another value: a warning on stderr, then the default.
  */
 import { setFlagsFromString } from 'node:v8';
+import { envVariable } from '../config/env.js';
 import { wasmTierFor } from './wasm-tier.js';
 
-const forced = process.env.SQLRECALL_WASM_TIER;
+const forced = envVariable('SQLRECALL_WASM_TIER');
 if (forced !== undefined && forced !== '' && forced !== 'baseline' && forced !== 'optimizing') {
   process.stderr.write(
     `warning: SQLRECALL_WASM_TIER=${JSON.stringify(forced)} is not baseline or optimizing; using the default for this command\n`,
