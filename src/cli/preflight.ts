@@ -1,7 +1,7 @@
 /**
  * Side effects that must happen before any other module of the CLI is evaluated: imported first by
- * main.ts (ES modules evaluate their imports in order, depth first), so nothing has compiled a
- * WebAssembly module yet. Sets V8's `--liftoff-only` for the commands wasm-tier.ts names.
+ * the process entry, src/main.ts (ES modules evaluate their imports in order, depth first), so
+ * nothing has compiled a WebAssembly module yet. Sets V8's `--liftoff-only` for the commands wasm-tier.ts names.
  * `SQLRECALL_WASM_TIER=optimizing` keeps V8's default for every command (to compare, or should a
  * short command turn out to run long on some database); `baseline` uses Liftoff only for every
  * command. Another value: a warning on stderr, then the default.

@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { type GlobalOptions, SETTINGS, type SettingDeclaration } from '../config/settings.js';
 import { packageVersion } from '../config/version.js';
 import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
+import type { FrontEnds } from '../runtime/http-front-end.js';
 // Each command's module is imported when that command runs (issue 15: process start), so `ask`
 // never loads the HTTP server, the eval harness or the other commands' dependencies, and
 // `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
@@ -94,7 +95,7 @@ on Ctrl+C or SIGTERM, and releases the directories so the next command can open 
 another sqlrecall process holds already is left to it.`;
 
 /** Builds the program; actions report their exit code through `setExit`. */
-function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: FrontEnds): Command {
   const program = new Command('sqlrecall')
     .description('Ask your own PostgreSQL database questions in plain language, fully locally.')
     .version(packageVersion(), '-V, --version');
@@ -254,7 +255,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--host <address>', 'address to bind; beyond loopback implies --users', '127.0.0.1')
     .option('--users', 'multi-user mode: personal access tokens from `sqlrecall users add NAME`')
     .addOption(new Option('--web <dir>', 'folder of the built web UI').hideHelp())
-    .action(run(async (opts) => (await import('./commands/serve.js')).runServe(io, opts)));
+    .action(run(async (opts) => (await import('./commands/serve.js')).runServe(io, opts, frontEnds)));
 
   program
     .command('users')
@@ -286,13 +287,19 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
 
 /**
  * Runs the CLI with `argv` (without the node and script entries) and returns the exit code.
+ * `frontEnds`: the other front ends `serve` starts, handed in by the process entry (`src/main.ts`);
+ * without an HTTP server, `serve` fails with exit 1.
  * Never throws: every failure becomes a message on stderr (or a JSON error document with --json).
  */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+export async function runCli(argv: string[], io: CliIO, frontEnds: FrontEnds = {}): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram(io, (code) => {
-    exitCode = code;
-  });
+  const program = buildProgram(
+    io,
+    (code) => {
+      exitCode = code;
+    },
+    frontEnds,
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
