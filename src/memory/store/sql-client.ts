@@ -11,6 +11,7 @@ import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { withRetry } from '../../core/retry.js';
 import { DISK_FULL, DiskFullError, isDiskFull } from '../../databases/pglite/disk-guard.js';
+import { pgConnectionString } from '../../databases/postgres/connection-string.js';
 import {
   connectionReason,
   isConnectionError,
@@ -103,7 +104,7 @@ export function storeError(error: unknown, displayName: string): SqlrecallError 
 export function createPostgresClient(url: string, options: { maxConnections?: number } = {}): SqlClient {
   const pg = loadPg();
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: pgConnectionString(url),
     // A row too large to decode fails its statement instead of the process (gated-client.ts).
     Client: gatedClient(pg),
     max: options.maxConnections ?? 4,
