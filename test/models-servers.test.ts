@@ -6,9 +6,6 @@
  * `response_format` falls back to the schema in the prompt; the server's message is shown from
  * every common error body shape.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
@@ -22,12 +19,13 @@ import { freshPgliteDataDir } from './support/pglite-template.js';
 import type { ScriptedChatRequest } from './support/scripted/server.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { jsonError, sseReply } from './support/scripted/transcripts.js';
+import { tempDir } from './support/temp-dir.js';
 
 const ask = { messages: [{ role: 'user' as const, content: 'x' }] };
 const configFor = (baseUrl: string, env: Record<string, string> = {}) =>
   loadConfig({
     env: { SQLRECALL_PROVIDER: 'openai', SQLRECALL_BASE_URL: baseUrl, ...env },
-    cwd: mkdtempSync(join(tmpdir(), 'sqlrecall-models-cfg-')),
+    cwd: tempDir('sqlrecall-models-cfg-'),
   });
 
 async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
@@ -293,7 +291,7 @@ describe('a schema too wide for a 4096-token window is answered within it', () =
       ['ask', '--no-memory', '--json', 'how many pending orders over 5000?'],
       {
         env: {
-          SQLRECALL_HOME: mkdtempSync(join(tmpdir(), 'sqlrecall-models-wide-home-')),
+          SQLRECALL_HOME: tempDir('sqlrecall-models-wide-home-'),
           DATABASE_URL: `pglite:${dataDir}`,
           SQLRECALL_PROVIDER: 'openai',
           SQLRECALL_BASE_URL: `${server.url}/v1`,
