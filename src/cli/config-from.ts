@@ -1,7 +1,7 @@
 /**
  * The configuration of one CLI run: `loadConfig` with the command line's flags applied. Its own
- * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration
- * schema (issue 15: process start).
+ * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration's
+ * validators (zod): process start stays short.
  */
 import { type Config, loadConfig } from '../config/config.js';
 import {

@@ -7,7 +7,7 @@ import { type GlobalOptions, SETTINGS, type SettingDeclaration } from '../config
 import { packageVersion } from '../config/version.js';
 import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
 import type { FrontEnds } from '../runtime/http-front-end.js';
-// Each command's module is imported when that command runs (issue 15: process start), so `ask`
+// Each command's module is imported when that command runs (process start stays short), so `ask`
 // never loads the HTTP server, the eval harness or the other commands' dependencies, and
 // `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
 // `configFrom` lives in `config-from.ts`, `reportError` in `report.ts`.
