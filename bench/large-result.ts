@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/large-result.ts [--quick] [--db URL] [--budget BYTES] [--concurrent N] [--json]
  *
- * Method (explicit): each process runs the TypeScript CLI through tsx (`src/cli/main.ts`). sql:
+ * Method (explicit): each process runs the TypeScript CLI through tsx (`src/main.ts`). sql:
  * peak = the kernel's high-water mark `VmHWM` from /proc/PID/status (Linux), read every 10 ms until
  * the process exits; idle = the same for a second `sql --json "SELECT 1"` (the first one may
  * create the embedded database). serve: `VmRSS` sampled every 10 ms during the requests; idle =
@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
   },
 });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const MAIN = join(ROOT, 'src', 'main.ts');
 const QUERY = "SELECT id, repeat('x', 1000000) FROM generate_series(1, 600) g(id)";
 const budget = Number(args.budget);
 const MiB = 1024 * 1024;

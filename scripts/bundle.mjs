@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Part of `npm run build` (after tsc): bundles the compiled CLI (dist/cli/main.js and everything it
+// Part of `npm run build` (after tsc): bundles the compiled CLI (dist/main.js and everything it
 // imports, statically or lazily) into dist/bundle/, the code `bin/sqlrecall.js` runs.
 //
 // Why: Node 20 loads ES modules file by file, and `ask` loads several hundred of them (zod alone
@@ -25,7 +25,7 @@ rmSync(outdir, { recursive: true, force: true }); // chunk names are content has
 await build({
   // The statement checker's worker thread is its own entry: the pool starts it from a file beside
   // the chunk that runs the pool (src/sql/check-pool.ts).
-  entryPoints: { main: 'dist/cli/main.js', 'check-worker': 'dist/sql/check-worker.js' },
+  entryPoints: { main: 'dist/main.js', 'check-worker': 'dist/sql/check-worker.js' },
   outdir,
   bundle: true,
   splitting: true,

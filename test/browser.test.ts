@@ -41,6 +41,12 @@ const SLOW_MODEL_QUESTION = 'think slowly about revenue';
 /** Asked while the model is missing (the scripted server answers 404): a rule answers it. */
 const RULE_QUESTION = 'how many products are there?';
 
+/** Asked for a line chart whose rows come back out of date order. */
+const UNSORTED_QUESTION = 'revenue per day out of order';
+/** Three days in the order March, January, February: the table keeps it, the line must not. */
+const UNSORTED_SQL =
+  "SELECT day, revenue FROM (VALUES ('2024-03-01'::date, 30), ('2024-01-01'::date, 10), ('2024-02-01'::date, 20)) AS v(day, revenue)";
+
 /** Revenue per country (a bar chart). */
 const COUNTRY_SQL =
   'SELECT c.country, sum(o.total_amount) AS revenue FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 2 DESC';
@@ -111,6 +117,7 @@ describe('web UI in Chromium', () => {
           if (asked.includes(SLOW_MODEL_QUESTION))
             return { text: `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``, delayMs: 8_000 };
           if (/revenue by country/i.test(asked)) return `\`\`\`sql\n${COUNTRY_SQL}\n\`\`\``;
+          if (asked.includes(UNSORTED_QUESTION)) return `\`\`\`sql\n${UNSORTED_SQL}\n\`\`\``;
           // The model is missing for this one: a rule answers without it (issue 19).
           if (asked.includes(RULE_QUESTION))
             return { status: 404, error: 'model "qwen2.5-coder:7b" not found' };
@@ -127,6 +134,7 @@ describe('web UI in Chromium', () => {
     tokens.dave = await users.add('dave');
     tokens.erin = await users.add('erin');
     tokens.grace = await users.add('grace');
+    tokens.heidi = await users.add('heidi');
     await client.close();
     const started = await startServe(`pglite:${dbDir}`, model.url, home);
     serve = started.child;
@@ -444,6 +452,33 @@ describe('web UI in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'browser-desktop-polish.png') });
     await context.close();
   }, 120_000);
+
+  it('a line chart over dates is drawn in date order whatever the order of the rows', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, tokens.heidi!);
+    const box = page.getByLabel('Question');
+    await box.fill(UNSORTED_QUESTION);
+    await box.press('Enter');
+    const turn = page.locator('article.turn').last();
+    await turn.getByRole('img', { name: /line chart of revenue by day/ }).waitFor({ timeout: 20_000 });
+    const table = turn.getByRole('table', { name: 'Result' });
+    const days = await table.locator('tbody tr td:first-child').allTextContents();
+    expect(days).toHaveLength(3);
+    // The table shows the statement's order (March, January, February) …
+    expect(days[0]).toContain('03');
+    expect(days[1]).toContain('01');
+    // … and the line runs January, February, March: its points in the order drawn, as the chart's
+    // description (the canvas's words for a screen reader) names them.
+    const description = (await turn.locator('.chart-points').textContent()) ?? '';
+    const points = description
+      .replace(/^day from left to right: /, '')
+      .replace(/\.$/, '')
+      .split(', ');
+    expect(points).toEqual([days[1], days[2], days[0]]);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-line-date-order.png') });
+    await context.close();
+  }, 60_000);
 
   it('an answer without the model shows its path as a badge', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

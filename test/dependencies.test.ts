@@ -63,7 +63,7 @@ describe('runtime dependencies', () => {
       dependencies?: Record<string, string>;
     };
     const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'web'))];
-    expect(files.map((file) => relative(ROOT, file))).toContain('src/cli/main.ts');
+    expect(files.map((file) => relative(ROOT, file))).toContain('src/main.ts');
     const missing = unimported(
       Object.keys(pkg.dependencies ?? {}),
       files.map((file) => readFileSync(file, 'utf8')),

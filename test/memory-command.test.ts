@@ -2,8 +2,7 @@
  * `sqlrecall memory …` in process (same code path as the binary): each subcommand on one scope,
  * model-free additions, id prefixes, export/import between users, team scope, hostile ids.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
@@ -12,6 +11,7 @@ import { runCliInProcess } from './support/in-process-cli.js';
 import { messageOf } from './support/memory-fixtures.js';
 import { extractionFor } from './support/memory-pipeline.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('sqlrecall memory', () => {
   let server: ScriptedOllama;
@@ -22,7 +22,7 @@ describe('sqlrecall memory', () => {
 
   beforeAll(async () => {
     fixture = await pgliteShop();
-    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-memcmd-'));
+    dir = tempDir('sqlrecall-memcmd-');
     server = await startScriptedOllama({
       chat: (request) => {
         const prompt = request.messages.map((m) => m.content).join('\n');

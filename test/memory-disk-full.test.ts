@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
-import { createPgliteClient, storeError } from '../src/memory/store/sql-client.js';
+import { createPgliteClient } from '../src/memory/store/shared-pglite.js';
+import { storeError } from '../src/memory/store/sql-client.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 

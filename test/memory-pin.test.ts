@@ -9,7 +9,7 @@ import type { MemoryOp } from '../src/core/memory.js';
 import { recallMemories } from '../src/memory/recall.js';
 import { MIGRATIONS, type SqlMemoryStore } from '../src/memory/store/index.js';
 import { migrate } from '../src/memory/store/migrations.js';
-import { createPgliteClient } from '../src/memory/store/sql-client.js';
+import { createPgliteClient } from '../src/memory/store/shared-pglite.js';
 import { createStoreHarness, STORE_ENGINES, type StoreHarness, testVector } from './support/memory-store.js';
 
 const DIMS = 8;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../src/memory/store/migrations.js';
 import { scopeRef } from '../src/memory/store/scope.js';
-import { createPgliteClient } from '../src/memory/store/sql-client.js';
+import { createPgliteClient } from '../src/memory/store/shared-pglite.js';
 import { analyzeIfStale } from '../src/memory/store/statistics.js';
 
 describe('planner statistics of the embedded store', () => {

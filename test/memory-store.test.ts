@@ -11,7 +11,8 @@ import { SqlrecallError } from '../src/core/errors.js';
 import type { MemoryScope } from '../src/core/memory.js';
 import { LOCK_FILE_NAME, MIGRATIONS, type SqlMemoryStore } from '../src/memory/store/index.js';
 import { migrate } from '../src/memory/store/migrations.js';
-import { createPgliteClient, createPostgresClient } from '../src/memory/store/sql-client.js';
+import { createPgliteClient } from '../src/memory/store/shared-pglite.js';
+import { createPostgresClient } from '../src/memory/store/sql-client.js';
 import { contentWords } from '../src/memory/text.js';
 import { createStoreHarness, STORE_ENGINES, type StoreHarness, testVector } from './support/memory-store.js';
 

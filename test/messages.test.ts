@@ -103,6 +103,15 @@ describe('messages and exit codes', () => {
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: Cannot connect to .*SSL/)]);
   }, 30_000);
 
+  it('MEMORY_DATABASE_URL with ?sslmode=require: one line, no driver warning block', async () => {
+    const run = await runSqlrecall(['memory', 'list'], {
+      env: { ...env(), SQLRECALL_MEMORY: 'on', MEMORY_DATABASE_URL: `${passwordServer.url}?sslmode=require` },
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).not.toMatch(/SECURITY WARNING|uselibpqcompat|trace-warnings/);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: .*SSL/)]);
+  }, 30_000);
+
   it('empty input is a usage error (exit 2) for sql and ask, before any database or model work', async () => {
     const before = model.requests.length;
     for (const args of [

@@ -4,21 +4,20 @@
  * "Unexpected error". Both backends. And when the model server is down, the hint names the
  * configured backend and address (no "ollama serve" with --provider openai).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../src/demo/load.js';
 import { startSqlrecall } from './support/cli.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('Ctrl-C during a model call', () => {
   let server: ScriptedOllama;
   let dir: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-models-cancel-'));
+    dir = tempDir('sqlrecall-models-cancel-');
     await createDemoDatabase(join(dir, 'demo-shop'));
     // The SQL call streams one token, then waits: a model busy generating.
     server = await startScriptedOllama({
@@ -64,7 +63,7 @@ describe('hints name the configured backend', () => {
   it('--provider openai with the server down: no "ollama serve", the base URL instead', async () => {
     const stopped = await startScriptedOllama();
     await stopped.close();
-    const dir = mkdtempSync(join(tmpdir(), 'sqlrecall-models-hint-'));
+    const dir = tempDir('sqlrecall-models-hint-');
     await createDemoDatabase(join(dir, 'demo-shop'));
     const run = await runCliInProcess(
       ['ask', '--no-memory', '--json', 'which customers ordered twice last month?'],

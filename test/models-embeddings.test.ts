@@ -4,8 +4,7 @@
  * vectors are errors naming the server and the model and are never stored; `doctor` checks the
  * vector and the memory store's dimension. Real `openai`/`ollama` clients, scripted server.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
@@ -15,6 +14,7 @@ import { createOpenAiEmbeddingModel } from '../src/models/openai/embedding-model
 import { runCliInProcess } from './support/in-process-cli.js';
 import { hashEmbedding } from './support/scripted/embedding.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
+import { tempDir } from './support/temp-dir.js';
 
 async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
   const error = await promise.then(
@@ -108,7 +108,7 @@ describe('doctor checks the embedding vector', () => {
 
   it('reports the real dimension of a float-only server', async () => {
     const server = await start({ embeddingEncoding: 'float' });
-    const home = mkdtempSync(join(tmpdir(), 'sqlrecall-models-emb-'));
+    const home = tempDir('sqlrecall-models-emb-');
     const { code, doc } = await doctor({
       SQLRECALL_HOME: home,
       SQLRECALL_PROVIDER: 'openai',
@@ -122,7 +122,7 @@ describe('doctor checks the embedding vector', () => {
   it('fails on an all-zero vector (exit 5)', async () => {
     const server = await start({ embed: () => new Array(384).fill(0) });
     const { code, doc } = await doctor({
-      SQLRECALL_HOME: mkdtempSync(join(tmpdir(), 'sqlrecall-models-emb-')),
+      SQLRECALL_HOME: tempDir('sqlrecall-models-emb-'),
       SQLRECALL_PROVIDER: 'openai',
       SQLRECALL_BASE_URL: `${server.url}/v1`,
     });
@@ -135,7 +135,7 @@ describe('doctor checks the embedding vector', () => {
   it('Ollama: fails when the vector does not match the size /api/show declares', async () => {
     const server = await start({ embed: (text) => hashEmbedding(text, 96) });
     const { code, doc } = await doctor({
-      SQLRECALL_HOME: mkdtempSync(join(tmpdir(), 'sqlrecall-models-emb-')),
+      SQLRECALL_HOME: tempDir('sqlrecall-models-emb-'),
       OLLAMA_HOST: server.url,
     });
     expect(code).toBe(5);
@@ -143,7 +143,7 @@ describe('doctor checks the embedding vector', () => {
   });
 
   it('fails when the memory store holds vectors of another dimension, with the re-embed fix', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'sqlrecall-models-emb-'));
+    const home = tempDir('sqlrecall-models-emb-');
     const small = await start({ embeddingDimensions: 384 });
     const env = { SQLRECALL_HOME: home, OLLAMA_HOST: small.url };
     const added = await runCliInProcess(
@@ -165,7 +165,7 @@ describe('memory search through /v1/embeddings of a float-only server', () => {
   it('finds a taught term', async () => {
     const server = await start({ embeddingEncoding: 'float' });
     const env = {
-      SQLRECALL_HOME: mkdtempSync(join(tmpdir(), 'sqlrecall-models-emb-')),
+      SQLRECALL_HOME: tempDir('sqlrecall-models-emb-'),
       SQLRECALL_PROVIDER: 'openai',
       SQLRECALL_BASE_URL: `${server.url}/v1`,
     };

@@ -5,8 +5,6 @@
  * from structured `tool_calls` deltas; a bare reply keeps every character (MySQL backticks reach the
  * dialect repair intact); a prose refusal is shown as the model's reason (exit 5).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../src/demo/load.js';
@@ -14,6 +12,7 @@ import { runCliInProcess } from './support/in-process-cli.js';
 import type { ScriptedChatRequest, ScriptedReply } from './support/scripted/server.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { type OpenAiFamily, sseReply } from './support/scripted/transcripts.js';
+import { tempDir } from './support/temp-dir.js';
 
 const COUNT = 'SELECT count(*) AS customer_count FROM customers';
 
@@ -24,7 +23,7 @@ describe('model replies through ask', () => {
   const sqlRequests: ScriptedChatRequest[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-models-replies-'));
+    dir = tempDir('sqlrecall-models-replies-');
     await createDemoDatabase(join(dir, 'demo-shop'));
     server = await startScriptedOllama({
       chat: (request) => {

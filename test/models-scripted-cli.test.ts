@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateText } from '../src/core/chat.js';
 import { createOllamaChatModel } from '../src/models/ollama/chat-model.js';
 import { createOllamaEmbeddingModel } from '../src/models/ollama/embedding-model.js';
+import { tempDir } from './support/temp-dir.js';
 
 const MAIN = join(import.meta.dirname, 'support', 'scripted', 'main.ts');
 
@@ -32,7 +32,7 @@ describe('scripted server CLI (test/support/scripted/main.ts)', () => {
   let stderr = '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'scripted-cli-'));
+    dir = tempDir('scripted-cli-');
     const script = join(dir, 'script.json');
     writeFileSync(
       script,

@@ -24,12 +24,13 @@ import { freshPgliteDataDir } from './support/pglite-template.js';
 import type { ScriptedChatRequest } from './support/scripted/server.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { jsonError, sseReply } from './support/scripted/transcripts.js';
+import { tempDir } from './support/temp-dir.js';
 
 const ask = { messages: [{ role: 'user' as const, content: 'x' }] };
 const configFor = (baseUrl: string, env: Record<string, string> = {}) =>
   loadConfig({
     env: { SQLRECALL_PROVIDER: 'openai', SQLRECALL_BASE_URL: baseUrl, ...env },
-    cwd: mkdtempSync(join(tmpdir(), 'sqlrecall-models-cfg-')),
+    cwd: tempDir('sqlrecall-models-cfg-'),
   });
 
 async function failure(promise: Promise<unknown>): Promise<SqlrecallError> {
@@ -289,7 +290,7 @@ describe('a schema too wide for a 4096-token window is answered within it', () =
       ['ask', '--no-memory', '--json', 'how many pending orders over 5000?'],
       {
         env: {
-          SQLRECALL_HOME: mkdtempSync(join(tmpdir(), 'sqlrecall-models-wide-home-')),
+          SQLRECALL_HOME: tempDir('sqlrecall-models-wide-home-'),
           DATABASE_URL: `pglite:${dataDir}`,
           SQLRECALL_PROVIDER: 'openai',
           SQLRECALL_BASE_URL: `${server.url}/v1`,

@@ -4,8 +4,6 @@
  * statement run. `ask` exits 5 with the server's situation in the message and prints no rows; the
  * same question with the whole reply answers (so the failure is the cut's, not the setup's).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../src/demo/load.js';
@@ -13,6 +11,7 @@ import { runCliInProcess } from './support/in-process-cli.js';
 import type { ScriptedReply } from './support/scripted/server.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { ndjsonReply, type OpenAiFamily, sseErrorEvent, sseReply } from './support/scripted/transcripts.js';
+import { tempDir } from './support/temp-dir.js';
 
 const CUT = ['SELECT count(*) AS pending_orders ', 'FROM orders ', "WHERE status = 'pending'"];
 const WHOLE = [...CUT, ' AND total_amount > 5000'];
@@ -24,7 +23,7 @@ describe('ask with a reply stream cut mid-statement', () => {
   let sqlReply: ScriptedReply = 'unused';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sqlrecall-models-cut-'));
+    dir = tempDir('sqlrecall-models-cut-');
     await createDemoDatabase(join(dir, 'demo-shop'));
     server = await startScriptedOllama({
       chat: (request) => (request.purpose === 'sql' ? sqlReply : 'There are that many pending orders.'),

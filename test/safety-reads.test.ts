@@ -21,6 +21,7 @@ import { SHOP_SQL } from './support/fixtures.js';
 import { runCliInProcess } from './support/in-process-cli.js';
 import { inMemoryPgliteOptions, seedPgliteDataDir } from './support/pglite-template.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
+import { tempDir } from './support/temp-dir.js';
 
 const READS = readFileSync(
   join(dirname(fileURLToPath(import.meta.url)), 'corpus', 'reads', 'reads.jsonl'),
@@ -136,9 +137,7 @@ describe('tricky reads', () => {
 
 describe('allowlist through `sqlrecall sql`', () => {
   it('refuses a table outside --allow-tables with exit 3 and runs an allowed one', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const dir = seedPgliteDataDir(mkdtempSync(join(tmpdir(), 'sqlrecall-allow-')));
+    const dir = seedPgliteDataDir(tempDir('sqlrecall-allow-'));
     const seed = new PGlite(dir);
     await seed.exec(SHOP_SQL);
     await seed.close();

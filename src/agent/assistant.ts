@@ -10,6 +10,7 @@ import type { ChatModel, DatabaseConnector, EmbeddingModel, QueryResult } from '
 import type { Schema } from '../core/schema.js';
 import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
+import { type DatabaseSession, postgresDialect } from '../databases/postgres/dialect.js';
 import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler } from '../linking/value-hints.js';
 import type { RecalledMemory } from '../memory/recall.js';
@@ -489,22 +490,14 @@ export function withKnownUserSetting(
   };
 }
 
-/** What the database says about the session: its today, time zone and search path. */
-export interface DatabaseSession {
-  /** `current_date` as YYYY-MM-DD (the process clock's UTC date when the database cannot say). */
-  today: string;
-  /** The `TimeZone` setting, e.g. `Pacific/Kiritimati`; absent when unknown. */
-  timeZone?: string;
-  /** `current_schemas(false)`: the schemas an unqualified name is looked up in. */
-  searchPath?: string[];
-}
+export type { DatabaseSession } from '../databases/postgres/dialect.js';
 
 /** The one statement {@link readDatabaseSession} runs (the pipeline's own read, never model SQL). */
-export const DATABASE_SESSION_SQL =
-  "SELECT to_char(current_date, 'YYYY-MM-DD') AS today, current_setting('TimeZone') AS time_zone, array_to_json(current_schemas(false))::text AS search_path";
+export const DATABASE_SESSION_SQL = postgresDialect.sessionSql;
 
 /**
- * Reads {@link DatabaseSession} with one read-only statement through the connector.
+ * Reads the session's today, time zone and search path with one read-only statement through the
+ * connector (the dialect writes and reads it).
  * @throws SqlrecallError `db_*` when the database cannot answer.
  */
 export async function readDatabaseSession(
@@ -512,21 +505,9 @@ export async function readDatabaseSession(
   timeoutMs: number,
 ): Promise<DatabaseSession> {
   const result = await db.execute(DATABASE_SESSION_SQL, { maxRows: 1, timeoutMs });
-  const [today, timeZone, path] = result.rows[0] ?? [];
-  if (typeof today !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(today))
-    throw new SqlrecallError('db_query', 'The database did not report its current date.');
-  let searchPath: string[] | undefined;
-  try {
-    const parsed = JSON.parse(String(path)) as unknown;
-    if (Array.isArray(parsed)) searchPath = parsed.map(String);
-  } catch {
-    searchPath = undefined;
-  }
-  return {
-    today,
-    ...(typeof timeZone === 'string' && timeZone !== '' ? { timeZone } : {}),
-    ...(searchPath ? { searchPath } : {}),
-  };
+  const session = postgresDialect.sessionFromRow(result.rows[0] ?? []);
+  if (!session) throw new SqlrecallError('db_query', 'The database did not report its current date.');
+  return session;
 }
 
 /** A message that needs no SQL (instruction, memory command, greeting): its reply, then `done`. */

@@ -6,18 +6,14 @@
  * likely cause (columns the value hints leave out are sampled the same bounded way): the loop asks the model once more naming the candidates. Otherwise the answer says
  * which filter matched nothing and which values exist.
  */
-import { parseSync } from 'libpg-query';
 import type { DatabaseConnector } from '../core/ports.js';
 import type { Schema, Table } from '../core/schema.js';
 import { editDistance } from '../core/text.js';
+import { postgresDialect } from '../databases/postgres/dialect.js';
 import type { ValueHint } from '../linking/documents.js';
-import {
-  isSampledColumn,
-  SAMPLE_ROWS,
-  SAMPLE_TIMEOUT_MS,
-  TABLESAMPLE_MIN_ROWS,
-} from '../linking/value-hints.js';
+import { isSampledColumn, SAMPLE_ROWS, SAMPLE_TIMEOUT_MS } from '../linking/value-hints.js';
 import { loadGuardParser } from '../sql/guard.js';
+import { parseTree } from '../sql/parse-tree.js';
 import { qualifiedName, quoteIdent } from '../sql/render.js';
 
 /** Reads the value hints of one table (sampled, bounded); never throws. */
@@ -31,8 +27,8 @@ export type ColumnSampler = (table: Table, column: string) => Promise<string[]>;
 
 /**
  * A {@link ColumnSampler} over `db`: the same bounded sample as the value hints (the first
- * {@link SAMPLE_ROWS} rows, or `TABLESAMPLE SYSTEM` above {@link TABLESAMPLE_MIN_ROWS} estimated
- * rows; never a full scan), through the READ ONLY execution with {@link SAMPLE_TIMEOUT_MS}. Views and
+ * {@link SAMPLE_ROWS} rows, or a `TABLESAMPLE` share of a large table: `postgresDialect.sampledFrom`;
+ * never a full scan), through the READ ONLY execution with {@link SAMPLE_TIMEOUT_MS}. Views and
  * foreign tables are not sampled. SQL is built from catalog identifiers only.
  */
 export function createColumnSampler(db: DatabaseConnector): ColumnSampler {
@@ -40,13 +36,7 @@ export function createColumnSampler(db: DatabaseConnector): ColumnSampler {
     if (table.kind === 'view' || table.kind === 'foreign_table') return [];
     const spec = table.columns.find((c) => c.name === column);
     if (!spec || !isSampledColumn(spec)) return [];
-    const c = quoteIdent(column);
-    const rows = table.estimatedRows ?? 0;
-    const sample =
-      table.kind === 'table' && rows > TABLESAMPLE_MIN_ROWS
-        ? ` TABLESAMPLE SYSTEM (${Math.max(0.01, Math.min(100, (100 * SAMPLE_ROWS * 4) / rows)).toFixed(4)})`
-        : '';
-    const sql = `SELECT DISTINCT left(${c}::text, 200) AS v FROM (SELECT ${c} FROM ${quoteIdent(table.schema)}.${quoteIdent(table.name)}${sample} LIMIT ${SAMPLE_ROWS}) s WHERE ${c} IS NOT NULL`;
+    const sql = postgresDialect.columnSampleSql(table, column, SAMPLE_ROWS, 200);
     try {
       const result = await db.execute(sql, { maxRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS });
       return result.rows.map((r) => String(r[0])).sort();
@@ -210,7 +200,7 @@ export async function checkEmptyResult(
   await loadGuardParser();
   let tree: unknown;
   try {
-    tree = parseSync(sql);
+    tree = parseTree(sql);
   } catch {
     return [];
   }

@@ -10,12 +10,11 @@
  * The substituted SQL still goes through the guard, the identifier check and the limits (the
  * caller runs it with `runCheckedSql`).
  */
-import { scanSync } from 'libpg-query';
 import type { Json, JsonObject } from '../core/json.js';
 import type { Memory } from '../core/memory.js';
 import type { Schema, Table } from '../core/schema.js';
-import { loadSqlParser, parseTree } from '../sql/parse-tree.js';
-import { quoteIdent } from '../sql/render.js';
+import { postgresDialect } from '../databases/postgres/dialect.js';
+import { loadSqlParser, parseTree, scanTokens } from '../sql/parse-tree.js';
 
 /**
  * Thresholds of example reuse. Defaults are design choices for precision (issue 19: "a rule never
@@ -172,7 +171,7 @@ export async function exampleSlots(sql: string, question: string, schema: Schema
   const consts: FoundConst[] = [];
   const relations: JsonObject[] = [];
   collectConsts(tree.stmts ?? null, null, consts, relations);
-  const tokens = scanSync(sql).tokens;
+  const tokens = scanTokens(sql);
   const words = questionWords(question);
   const byValue = new Map<string, ExampleSlot>();
   for (const c of consts) {
@@ -311,10 +310,7 @@ export function substituteSlots(sql: string, changes: { slot: ExampleSlot; newVa
  * quoted; the value is a standard string literal (quotes doubled).
  */
 export function confirmValueSql(column: { table: Table; column: string }, value: string): string {
-  const col = quoteIdent(column.column);
-  const rel = `${quoteIdent(column.table.schema)}.${quoteIdent(column.table.name)}`;
-  const literal = `'${value.replace(/'/g, "''")}'`;
-  return `SELECT DISTINCT ${col}::text AS v FROM ${rel} WHERE lower(${col}::text) = lower(${literal}) LIMIT 3`;
+  return postgresDialect.sameSpellingSql(column.table, column.column, value, 3);
 }
 
 /**

@@ -6,8 +6,9 @@
  */
 import { isatty } from 'node:tty';
 import picocolors from 'picocolors';
+import { processEnv } from '../config/env.js';
 
-function colourWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+function colourWanted(env: NodeJS.ProcessEnv = processEnv()): boolean {
   if ('NO_COLOR' in env) return false;
   if ('FORCE_COLOR' in env) return env.FORCE_COLOR !== '0';
   return env.TERM !== 'dumb' && (isatty(1) || isatty(2));

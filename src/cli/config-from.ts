@@ -1,12 +1,18 @@
 /**
  * The configuration of one CLI run: `loadConfig` with the command line's flags applied. Its own
- * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration
- * schema (issue 15: process start).
+ * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration's
+ * validators (zod): process start stays short.
  */
 import { type Config, loadConfig } from '../config/config.js';
+import {
+  flagAttribute,
+  type GlobalOptions,
+  SETTINGS,
+  type SettingDeclaration,
+  type SettingKey,
+} from '../config/settings.js';
 import { withDemoDefault } from '../runtime/demo-default.js';
 import type { CliIO } from './io.js';
-import type { GlobalOptions } from './program.js';
 
 /** Options of {@link configFrom}. */
 export interface ConfigFromOptions {
@@ -25,32 +31,22 @@ export function configFrom(io: CliIO, opts: GlobalOptions, options: ConfigFromOp
 }
 
 function readConfig(io: CliIO, opts: GlobalOptions): Config {
-  return loadConfig({
-    env: io.env,
-    cwd: io.cwd,
-    flags: {
-      databaseUrl: opts.db,
-      user: opts.user,
-      model: opts.model,
-      embedModel: opts.embedModel,
-      ollamaHost: opts.ollamaHost,
-      home: opts.home,
-      maxRows: opts.maxRows,
-      statementTimeoutMs: opts.timeoutMs,
-      maxResultBytes: opts.maxResultBytes,
-      schemas: opts.schemas,
-      numCtx: opts.numCtx,
-      maxRepairs: opts.maxRepairs,
-      logLevel: opts.logLevel,
-      allowTables: opts.allowTables,
-      allowFunctions: opts.allowFunctions,
-      team: opts.team,
-      memoryEnabled: opts.memory === false ? 'off' : undefined,
-      maxSqlTokens: opts.maxSqlTokens,
-      keepWarmSeconds: opts.keepWarm,
-      provider: opts.provider,
-      baseUrl: opts.baseUrl,
-      contextLength: opts.contextLength,
-    },
-  });
+  return loadConfig({ env: io.env, cwd: io.cwd, flags: flagValues(opts) });
+}
+
+/**
+ * The settings given as flags, keyed like {@link Config}: a value flag's string, or the declared
+ * `flagValue` of a flag without a value (`--no-memory` → `off`) when it was given.
+ */
+export function flagValues(opts: GlobalOptions): Partial<Record<SettingKey, string>> {
+  const parsed = opts as Record<string, unknown>;
+  const flags: Partial<Record<SettingKey, string>> = {};
+  for (const [key, declaration] of Object.entries(SETTINGS) as [SettingKey, SettingDeclaration][]) {
+    if (declaration.flag === undefined) continue;
+    const value = parsed[flagAttribute(declaration.flag)];
+    const given = declaration.flag.startsWith('--no-') ? value === false : value === true;
+    if (typeof value === 'string') flags[key] = value;
+    else if (given && declaration.flagValue !== undefined) flags[key] = declaration.flagValue;
+  }
+  return flags;
 }

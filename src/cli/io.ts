@@ -2,6 +2,7 @@
  * The CLI's view of the outside world, so commands run the same in a process and in tests.
  */
 import type { Readable, Writable } from 'node:stream';
+import { processEnv } from '../config/env.js';
 
 /** Streams and environment a command runs with. */
 export interface CliIO {
@@ -22,7 +23,7 @@ export function processIO(): CliIO {
     stdout: process.stdout,
     stderr: process.stderr,
     stdin: process.stdin,
-    env: process.env,
+    env: processEnv(),
     cwd: process.cwd(),
     interactive: Boolean(process.stdin.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),

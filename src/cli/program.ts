@@ -3,8 +3,11 @@
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { type GlobalOptions, SETTINGS, type SettingDeclaration } from '../config/settings.js';
+import { packageVersion } from '../config/version.js';
 import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
-// Each command's module is imported when that command runs (issue 15: process start), so `ask`
+import type { FrontEnds } from '../runtime/http-front-end.js';
+// Each command's module is imported when that command runs (process start stays short), so `ask`
 // never loads the HTTP server, the eval harness or the other commands' dependencies, and
 // `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
 // `configFrom` lives in `config-from.ts`, `reportError` in `report.ts`.
@@ -12,40 +15,8 @@ import { MCP_HELP } from './commands/mcp-help.js';
 import type { CliIO } from './io.js';
 import { MEMORY_SUBCOMMANDS } from './memory-subcommands.js';
 
-/** Options shared by every command (flags win over environment and `.env`). */
-export interface GlobalOptions {
-  db?: string;
-  user?: string;
-  json?: boolean;
-  model?: string;
-  embedModel?: string;
-  ollamaHost?: string;
-  home?: string;
-  maxRows?: string;
-  timeoutMs?: string;
-  maxResultBytes?: string;
-  schemas?: string;
-  numCtx?: string;
-  maxRepairs?: string;
-  logLevel?: string;
-  allowTables?: string;
-  /** `--allow-functions`: functions allowed without the function policy's checks. */
-  allowFunctions?: string;
-  /** `--team T`: the team whose shared memories apply (memory commands: the team's scope). */
-  team?: string;
-  /** false with `--no-memory`. */
-  memory?: boolean;
-  /** `--max-sql-tokens N`: most tokens of the SQL reply. */
-  maxSqlTokens?: string;
-  /** `--provider ollama|openai` (issue 17). */
-  provider?: string;
-  /** `--base-url URL` of an OpenAI-compatible server (issue 17). */
-  baseUrl?: string;
-  /** `--context-length N` when the OpenAI-compatible server does not report it (issue 17). */
-  contextLength?: string;
-  /** `--keep-warm S`: seconds a background `hold` keeps the embedded stores open after `ask`/`sql`. */
-  keepWarm?: string;
-}
+/** Options shared by every command (flags win over environment and `.env`), from `config/settings.ts`. */
+export type { GlobalOptions };
 
 const EXAMPLES = `
 Examples:
@@ -64,29 +35,34 @@ Examples:
   $ sqlrecall memory list --user priya               # also ${MEMORY_SUBCOMMANDS.filter((c) => c !== 'list').join(', ')}
                                                      # (--team T)
 
-Configuration (flags win over environment, environment over .env):
-  DATABASE_URL            postgres://user:pass@host:5432/db or pglite:DIR
-  OLLAMA_HOST             default http://127.0.0.1:11434
-  SQLRECALL_MODEL         chat model, default qwen2.5-coder:7b
-  SQLRECALL_EMBED_MODEL   embedding model, default all-minilm
-  SQLRECALL_USER          whose memories apply, default the OS user
-  SQLRECALL_HOME          data folder, default ~/.sqlrecall
-  SQLRECALL_MAX_ROWS      row cap, default 1000
-  SQLRECALL_STATEMENT_TIMEOUT_MS  default 30000
-  SQLRECALL_MAX_RESULT_BYTES  byte budget per result, default 67108864 (64 MiB)
-  MEMORY_DATABASE_URL     memory store: postgres:// with pgvector; default embedded under SQLRECALL_HOME
-  SQLRECALL_TEAM          team whose shared memories apply
-  SQLRECALL_MEMORY        on (default) or off
-  SQLRECALL_MEMORY_MAX_FACTS, SQLRECALL_MEMORY_TOP_K, SQLRECALL_MEMORY_MIN_SIMILARITY,
-  SQLRECALL_MEMORY_THRESHOLDS (e.g. all-minilm=0.70:0.95)
-  SQLRECALL_PROVIDER      ollama (default) or openai (any OpenAI-compatible server)
-  SQLRECALL_BASE_URL      OpenAI-compatible server, default http://127.0.0.1:8080/v1
-  SQLRECALL_API_KEY       its API key, if it wants one (never printed)
-  SQLRECALL_CONTEXT_LENGTH  chat model context when that server does not report it
-  SQLRECALL_KEEP_WARM     seconds a background \`sqlrecall hold\` keeps the embedded stores
-                          open after ask or sql (default 0: off); see \`sqlrecall hold --help\`
+${configurationHelp()}
 
 ${exitCodesHelp()}`;
+
+/**
+ * The "Configuration:" lines of the help: the variables that have no option above (each option's
+ * own line names its variable in brackets), from the settings table.
+ */
+export function configurationHelp(): string {
+  const rows = Object.values(SETTINGS as Record<string, SettingDeclaration>)
+    .filter((s) => s.flag === undefined || s.hidden)
+    .map((s) => [s.env, `${s.help}${defaultSuffix(s)}`] as const);
+  // The README's table (`npm run docs:settings`) also lists the process-level variables.
+  const width = Math.max(...rows.map(([env]) => env.length)) + 2;
+  return [
+    'Configuration: flags win over environment variables, which win over .env in the working folder.',
+    'Each option above names its variable in brackets; these are not listed above:',
+    ...rows.map(([env, text]) => `  ${env.padEnd(width)}${text.replaceAll('`', '')}`),
+  ].join('\n');
+}
+
+/** ` (default …)` for a help line when the default is a plain value; the README shows the rest. */
+function defaultSuffix(setting: SettingDeclaration): string {
+  const value = setting.default;
+  return typeof value === 'number' || (typeof value === 'string' && value !== '')
+    ? ` (default ${value})`
+    : '';
+}
 
 /** The "Exit codes:" lines of the help, from {@link EXIT_CODE_MEANINGS} (the README lists the same). */
 export function exitCodesHelp(): string {
@@ -119,47 +95,20 @@ on Ctrl+C or SIGTERM, and releases the directories so the next command can open 
 another sqlrecall process holds already is left to it.`;
 
 /** Builds the program; actions report their exit code through `setExit`. */
-function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: FrontEnds): Command {
   const program = new Command('sqlrecall')
     .description('Ask your own PostgreSQL database questions in plain language, fully locally.')
-    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
-    .option('--db <url>', 'database URL (postgres://… or pglite:DIR) [DATABASE_URL]')
-    .option('--user <id>', 'user whose memories apply [SQLRECALL_USER]')
+    .version(packageVersion(), '-V, --version');
+  for (const declaration of Object.values(SETTINGS as Record<string, SettingDeclaration>)) {
+    if (declaration.flag === undefined) continue;
+    const option = new Option(
+      declaration.flag,
+      `${declaration.help}${defaultSuffix(declaration)} [${declaration.env}]`,
+    );
+    program.addOption(declaration.hidden ? option.hideHelp() : option);
+  }
+  program
     .option('--json', 'print one JSON document on stdout')
-    .option('--model <name>', 'Ollama chat model [SQLRECALL_MODEL]')
-    .option('--embed-model <name>', 'Ollama embedding model [SQLRECALL_EMBED_MODEL]')
-    .option('--ollama-host <url>', 'Ollama server [OLLAMA_HOST]')
-    .option('--home <dir>', 'data folder [SQLRECALL_HOME]')
-    .option('--max-rows <n>', 'row cap per query [SQLRECALL_MAX_ROWS]')
-    .option('--timeout-ms <ms>', 'statement timeout [SQLRECALL_STATEMENT_TIMEOUT_MS]')
-    .option('--max-result-bytes <n>', 'byte budget per result, default 64 MiB [SQLRECALL_MAX_RESULT_BYTES]')
-    .option('--schemas <list>', 'schemas to read, comma-separated [SQLRECALL_SCHEMAS]')
-    .option('--team <id>', 'team whose shared memories apply [SQLRECALL_TEAM]')
-    .option('--no-memory', 'no long-term memory for this run [SQLRECALL_MEMORY=off]')
-    .option(
-      '--allow-tables <list>',
-      'only these tables may be read: schema.table,schema2.* [SQLRECALL_ALLOW_TABLES]',
-    )
-    .option(
-      '--allow-functions <list>',
-      'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn [SQLRECALL_ALLOW_FUNCTIONS]',
-    )
-    .option('--max-sql-tokens <n>', 'most tokens of the SQL reply, default 1024 [SQLRECALL_MAX_SQL_TOKENS]')
-    .option(
-      '--keep-warm <seconds>',
-      'after ask or sql, keep the embedded stores open in the background this long, so the next command starts ~0.5 s sooner (0: off, the default) [SQLRECALL_KEEP_WARM]',
-    )
-    .option('--provider <name>', 'model backend: ollama or openai [SQLRECALL_PROVIDER]')
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 [SQLRECALL_BASE_URL]',
-    )
-    .addOption(
-      new Option('--context-length <tokens>', 'chat model context [SQLRECALL_CONTEXT_LENGTH]').hideHelp(),
-    )
-    .addOption(new Option('--num-ctx <tokens>', 'fixed model context size [SQLRECALL_NUM_CTX]').hideHelp())
-    .addOption(new Option('--max-repairs <n>', 'repairs after a database error').hideHelp())
-    .addOption(new Option('--log-level <level>', 'stderr log level').hideHelp())
     .addHelpText('after', EXAMPLES)
     // Every subcommand's help lists the global options (--json, --db, --user, …) it accepts too.
     .configureHelp({ showGlobalOptions: true })
@@ -306,7 +255,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
     .option('--host <address>', 'address to bind; beyond loopback implies --users', '127.0.0.1')
     .option('--users', 'multi-user mode: personal access tokens from `sqlrecall users add NAME`')
     .addOption(new Option('--web <dir>', 'folder of the built web UI').hideHelp())
-    .action(run(async (opts) => (await import('./commands/serve.js')).runServe(io, opts)));
+    .action(run(async (opts) => (await import('./commands/serve.js')).runServe(io, opts, frontEnds)));
 
   program
     .command('users')
@@ -338,13 +287,19 @@ function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
 
 /**
  * Runs the CLI with `argv` (without the node and script entries) and returns the exit code.
+ * `frontEnds`: the other front ends `serve` starts, handed in by the process entry (`src/main.ts`);
+ * without an HTTP server, `serve` fails with exit 1.
  * Never throws: every failure becomes a message on stderr (or a JSON error document with --json).
  */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+export async function runCli(argv: string[], io: CliIO, frontEnds: FrontEnds = {}): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram(io, (code) => {
-    exitCode = code;
-  });
+  const program = buildProgram(
+    io,
+    (code) => {
+      exitCode = code;
+    },
+    frontEnds,
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/support/temp-dir.js';
 import { SqlrecallError } from '../core/errors.js';
 import { loadConfig } from './config.js';
 
-const emptyDir = () => mkdtempSync(join(tmpdir(), 'sqlrecall-config-'));
+const emptyDir = () => tempDir('sqlrecall-config-');
 
 function configError(fn: () => unknown): SqlrecallError {
   try {

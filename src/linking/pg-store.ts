@@ -9,7 +9,7 @@ import type { EntryState, IndexEntry, Neighbour, SchemaIndexStore } from './stor
 
 /**
  * The one call the store needs: run one statement with `$n` parameters and return its rows.
- * `createPgliteClient`/`createPostgresClient` of `src/memory/store/sql-client.ts` fit.
+ * `createPgliteClient` (`src/memory/store/shared-pglite.ts`) and `createPostgresClient` (`sql-client.ts`) fit.
  */
 export interface SchemaIndexSql {
   query<R extends Record<string, unknown> = Record<string, unknown>>(

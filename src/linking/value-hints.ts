@@ -6,6 +6,7 @@
  */
 import type { CellValue, DatabaseConnector } from '../core/ports.js';
 import type { Column, Table } from '../core/schema.js';
+import { postgresDialect } from '../databases/postgres/dialect.js';
 import { quoteIdent } from '../sql/render.js';
 import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
 
@@ -13,8 +14,7 @@ import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
 export const MAX_HINT_VALUES = 50;
 /** Rows read per table for sampling. */
 export const SAMPLE_ROWS = 2000;
-/** Above this planner row estimate, rows come from `TABLESAMPLE SYSTEM` instead of the first pages. */
-export const TABLESAMPLE_MIN_ROWS = 100_000;
+export { TABLESAMPLE_MIN_ROWS } from '../databases/postgres/dialect.js';
 /** Most text columns sampled per table (the first ones in column order). */
 export const MAX_SAMPLED_COLUMNS = 40;
 /** Statement timeout of one sampling query, in milliseconds. */
@@ -54,12 +54,6 @@ export function samplingSql(table: Table): string | null {
   if (table.kind === 'view' || table.kind === 'foreign_table') return null;
   const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
   if (columns.length === 0) return null;
-  const relation = `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`;
-  const rows = table.estimatedRows ?? 0;
-  const sample =
-    table.kind === 'table' && rows > TABLESAMPLE_MIN_ROWS
-      ? ` TABLESAMPLE SYSTEM (${Math.max(0.01, Math.min(100, (100 * SAMPLE_ROWS * 4) / rows)).toFixed(4)})`
-      : '';
   const list = columns.map((column) => quoteIdent(column.name)).join(', ');
   const parts = columns.map((column, i) => {
     const c = quoteIdent(column.name);
@@ -69,7 +63,7 @@ export function samplingSql(table: Table): string | null {
       `(SELECT count(${c}) FROM s) AS n${i}`
     );
   });
-  return `WITH s AS (SELECT ${list} FROM ${relation}${sample} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
+  return `WITH s AS (SELECT ${list} FROM ${postgresDialect.sampledFrom(table, SAMPLE_ROWS)} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
 }
 
 /**

@@ -9,6 +9,8 @@
  * (the `TZ` variable or the system setting); the HTTP server passes the browser's zone instead.
  * Local midnights are found with `Intl.DateTimeFormat`, so daylight-saving changes are honoured.
  */
+
+import { processEnv } from '../config/env.js';
 import { SqlrecallError } from '../core/errors.js';
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
@@ -29,7 +31,7 @@ export function isTimeZone(zone: string): boolean {
  * The user's time zone: `SQLRECALL_TZ` when it names a zone, else the process's (from `TZ` or the
  * system), else `UTC`.
  */
-export function userTimeZone(env: NodeJS.ProcessEnv = process.env): string {
+export function userTimeZone(env: NodeJS.ProcessEnv = processEnv()): string {
   const configured = env.SQLRECALL_TZ?.trim();
   if (configured && isTimeZone(configured)) return configured;
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';

@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { SqlrecallError } from '../core/errors.js';
 import { maskUrl } from '../core/redact.js';
+import { pgConnectionString } from '../databases/postgres/connection-string.js';
 
 /** Default name prefix of server databases. */
 export const EVAL_DATABASE_PREFIX = 'sqlrecall_eval_';
@@ -85,7 +86,10 @@ async function prepareOnServer(
   const parsed = new URL(serverUrl);
   parsed.pathname = `/${encodeURIComponent(database)}`;
   const url = parsed.toString();
-  const admin = new pg.Client({ connectionString: serverUrl, application_name: 'sqlrecall-eval' });
+  const admin = new pg.Client({
+    connectionString: pgConnectionString(serverUrl),
+    application_name: 'sqlrecall-eval',
+  });
   try {
     await admin.connect();
   } catch (error) {
@@ -108,7 +112,10 @@ async function prepareOnServer(
     if (row && row.comment === `${MARKER}${dump.hash}`) return { name, url, reused: true };
     if (row) await admin.query(`DROP DATABASE ${ident} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${ident}`);
-    const loader = new pg.Client({ connectionString: url, application_name: 'sqlrecall-eval' });
+    const loader = new pg.Client({
+      connectionString: pgConnectionString(url),
+      application_name: 'sqlrecall-eval',
+    });
     await loader.connect();
     try {
       await loader.query(dump.text);

@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
+import { processEnv } from '../config/env.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { parseDatabaseUrl } from '../databases/open.js';
@@ -36,7 +37,7 @@ export const DEFAULT_MEMORY_POOL_SIZE = 4;
  * {@link DEFAULT_MEMORY_POOL_SIZE}. Read from the environment, next to the validated config.
  * @throws SqlrecallError `config` when it is not a whole number from 1 to 200
  */
-export function memoryPoolSize(env: NodeJS.ProcessEnv = process.env): number {
+export function memoryPoolSize(env: NodeJS.ProcessEnv = processEnv()): number {
   const raw = env.SQLRECALL_MEMORY_POOL_SIZE?.trim();
   if (!raw) return DEFAULT_MEMORY_POOL_SIZE;
   const value = Number(raw);

@@ -9,6 +9,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import { packageVersion } from '../config/version.js';
 import { SqlrecallError } from '../core/errors.js';
 import { sanitizeLogText } from '../core/log.js';
 import { DEFAULT_MAX_REQUESTS_PER_USER, perUserConcurrency } from './concurrency.js';
@@ -158,7 +159,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
     openapi: '3.1.0',
     info: {
       title: 'sqlrecall',
-      version: '0.1.0',
+      version: packageVersion(),
       description:
         'Ask your database questions in plain language, with per-user memory. Multi-user mode: `Authorization: Bearer <token>` (from `sqlrecall users add NAME`).',
     },

@@ -4,7 +4,7 @@
  * generic walkers, as plain {@link JsonObject} data (the tree is JSON parsed from the C parser's output).
  */
 import type { ParseResult } from '@pgsql/types';
-import { loadModule, parseSync } from 'libpg-query';
+import { loadModule, parseSync, type ScanToken, scanSync } from 'libpg-query';
 import type { Json, JsonObject } from '../core/json.js';
 
 let loading: Promise<void> | undefined;
@@ -34,6 +34,18 @@ function asJson(tree: ParseResult): JsonObject {
 export function parseTree(sql: string): JsonObject {
   const tree: ParseResult = parseSync(sql);
   return asJson(tree);
+}
+
+/** One token of the scanner: its kind (`SCONST`, `ICONST`, `IDENT`, …), text and byte offsets. */
+export type SqlToken = ScanToken;
+
+/**
+ * The scanner's tokens of `sql`, in order (byte offsets, as the parse tree's locations).
+ * Call {@link loadSqlParser} once before.
+ * @throws Error when the parser is not loaded
+ */
+export function scanTokens(sql: string): SqlToken[] {
+  return scanSync(sql).tokens;
 }
 
 /**

@@ -6,7 +6,8 @@
  * client and exits 0. In a child so that a spin (the old behaviour) ends with the parent's kill,
  * not with a hung test runner.
  */
-import { createPgliteClient, storeError } from '../../src/memory/store/sql-client.js';
+import { createPgliteClient } from '../../src/memory/store/shared-pglite.js';
+import { storeError } from '../../src/memory/store/sql-client.js';
 
 const dir = process.argv[2]!;
 const client = createPgliteClient(dir);

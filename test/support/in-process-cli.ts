@@ -29,14 +29,18 @@ export async function runCliInProcess(
   });
   stdin.end(options.input ?? '');
   cwd ??= tempDir('sqlrecall-inproc-');
-  const code = await runCli(args, {
-    stdout,
-    stderr,
-    stdin,
-    env: { HOME: process.env.HOME ?? '/tmp', ...options.env },
-    cwd,
-    interactive: false,
-    stderrIsTTY: false,
-  });
+  const code = await runCli(
+    args,
+    {
+      stdout,
+      stderr,
+      stdin,
+      env: { HOME: process.env.HOME ?? '/tmp', ...options.env },
+      cwd,
+      interactive: false,
+      stderrIsTTY: false,
+    },
+    { httpServer: async () => (await import('../../src/server/start.js')).startHttpServer },
+  );
   return { code, stdout: out, stderr: err };
 }

@@ -13,7 +13,7 @@ import {
 } from 'chart.js';
 import hljs from 'highlight.js/lib/core';
 import sqlLanguage from 'highlight.js/lib/languages/sql';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { limitNote, limitReached } from '../../src/agent/statement-limit.js';
 import type { Cell, Chart, Column } from './api';
 import { toCsv } from './csv';
@@ -233,16 +233,22 @@ export function ResultChart({ chart, columns, rows }: { chart: Chart; columns: C
   );
 }
 
+/** Most x values the chart's text description names (a screen reader reads them all). */
+const DESCRIBED_POINTS = 60;
+
 function ChartCanvas({ chart, columns, rows }: { chart: Chart; columns: Column[]; rows: Cell[][] }) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  const descriptionId = useId();
+  const xi = columns.findIndex((c) => c.name === chart.x);
+  // The rows in drawing order (a line over dates runs in date order whatever the rows' order).
+  const drawn = useMemo(() => chartRows(rows, xi, chart.type), [rows, xi, chart.type]);
+  const labels = drawn.map((r) => show(r[xi] ?? null));
   useEffect(() => {
     if (!canvas.current) return;
-    const xi = columns.findIndex((c) => c.name === chart.x);
-    const drawn = chartRows(rows, xi, chart.type);
     const instance = new ChartJs(canvas.current, {
       type: chart.type,
       data: {
-        labels: drawn.map((r) => show(r[xi] ?? null)),
+        labels,
         datasets: chart.series.map((name, i) => {
           const ci = columns.findIndex((c) => c.name === name);
           return {
@@ -256,14 +262,22 @@ function ChartCanvas({ chart, columns, rows }: { chart: Chart; columns: Column[]
       options: { responsive: true, maintainAspectRatio: false, animation: false },
     });
     return () => instance.destroy();
-  }, [chart.type, chart.x, chart.series.join('\u0000'), columns, rows]);
+  }, [chart.type, chart.x, chart.series.join('\u0000'), columns, drawn]);
+  const more = labels.length - DESCRIBED_POINTS;
   return (
-    <div
-      class="chart"
-      role="img"
-      aria-label={`${chart.type} chart of ${chart.series.join(', ')} by ${chart.x}`}
-    >
-      <canvas ref={canvas} />
-    </div>
+    <>
+      <div
+        class="chart"
+        role="img"
+        aria-label={`${chart.type} chart of ${chart.series.join(', ')} by ${chart.x}`}
+        aria-describedby={descriptionId}
+      >
+        <canvas ref={canvas} />
+      </div>
+      {/* The canvas says nothing to a screen reader: its points, in the order drawn, in words. */}
+      <p id={descriptionId} class="sr-only chart-points">
+        {`${chart.x} from left to right: ${labels.slice(0, DESCRIBED_POINTS).join(', ')}${more > 0 ? ` and ${more} more` : ''}.`}
+      </p>
+    </>
   );
 }

@@ -3,6 +3,7 @@
  * is imported lazily here so other commands never load it. stdout carries only the protocol: logs,
  * warnings and `console.log` from any library go to stderr.
  */
+import { packageVersion } from '../../config/version.js';
 import { SqlrecallError } from '../../core/errors.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
@@ -46,7 +47,7 @@ export async function runMcp(io: CliIO, opts: McpCommandOptions): Promise<number
       runtime: lease,
       maxBytes,
       log,
-      version: process.env.npm_package_version ?? '0.1.0',
+      version: packageVersion(),
     });
     // One message line is bounded: a longer one is answered with a JSON-RPC error and dropped,
     // and the server goes on (mcp/line-limit.ts).

@@ -21,6 +21,7 @@ import { lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { envVariable, processEnv } from '../../config/env.js';
 import { processAlive } from '../../core/process.js';
 import { isConnectionError } from '../postgres/errors.js';
 import { DiskGuard } from './disk-guard.js';
@@ -89,7 +90,7 @@ function shortName(dir: string): string {
 export function socketDirOf(dir: string): string | undefined {
   const own = runDirOf(dir);
   if (socketPathIn(own).fits) return own;
-  const runtime = process.env.XDG_RUNTIME_DIR;
+  const runtime = envVariable('XDG_RUNTIME_DIR');
   const bases = [
     join(tmpdir(), `sqlrecall-${process.getuid?.() ?? 'user'}`),
     ...(runtime && isAbsolute(runtime) ? [join(runtime, 'sqlrecall')] : []),
@@ -184,7 +185,7 @@ export async function openPglite(
   ]);
   // On disk, the cluster is copied into the directory (lighter than PGlite's own tarball loading,
   // which keeps a second copy in WebAssembly memory); in memory, PGlite loads the archive.
-  if (dir !== undefined) seedFromTemplate(dir, process.env, template);
+  if (dir !== undefined) seedFromTemplate(dir, processEnv(), template);
   const loadDataDir = dir === undefined ? templateBlob() : undefined;
   // Object form (PGlite ignores the options argument when the data dir argument is undefined).
   const db = new PGlite({

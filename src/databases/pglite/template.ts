@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { processEnv } from '../../config/env.js';
 
 /** Folder of the template inside the package, beside the compiled code. */
 export const TEMPLATE_DIR = join('dist', 'pglite-template');
@@ -54,7 +55,7 @@ function installedPgliteVersion(): string | undefined {
  * (`dist/databases/pglite`), bundled (`dist/bundle`) or run from `src/` in a built checkout.
  */
 export function templateArchive(
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnv(),
   name: TemplateName = 'pgdata',
 ): string | undefined {
   if (env[TEMPLATE_SWITCH_ENV]?.trim().toLowerCase() === 'off') return undefined;
@@ -134,7 +135,7 @@ export function readUstar(archive: Buffer): Entry[] {
  */
 export function seedFromTemplate(
   dir: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnv(),
   name: TemplateName = 'pgdata',
 ): boolean {
   if (existsSync(join(dir, 'PG_VERSION'))) return false;
@@ -174,7 +175,7 @@ export function seedFromTemplate(
  * The template as a plain tar Blob, for an in-memory instance (`loadDataDir`), or undefined when
  * there is no template.
  */
-export function templateBlob(env: NodeJS.ProcessEnv = process.env): Blob | undefined {
+export function templateBlob(env: NodeJS.ProcessEnv = processEnv()): Blob | undefined {
   const archive = templateArchive(env);
   if (!archive) return undefined;
   try {

@@ -8,6 +8,7 @@ import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult 
 import { maskUrl } from '../../core/redact.js';
 import { withRetry } from '../../core/retry.js';
 import type { Schema } from '../../core/schema.js';
+import { pgConnectionString } from './connection-string.js';
 import { isRefusedOrReset, queryError, unreachableError } from './errors.js';
 import {
   beginForced,
@@ -76,27 +77,6 @@ const RAW_TYPES: pg.CustomTypesConfig = {
 
 /** pg's QueryConfig plus `queryMode`, which @types/pg 8.15 does not declare (pg lib/query.js does). */
 type ExtendedQueryConfig = pg.QueryArrayConfig & { queryMode: 'extended' };
-
-/**
- * The URL as pg should read it, with the same TLS behaviour: pg's connection-string parser treats
- * `sslmode=prefer`, `require` and `verify-ca` as `verify-full` (the certificate and host name are
- * checked) and prints a multi-line deprecation warning on every connection saying so. Writing
- * `verify-full` explicitly keeps that behaviour and leaves one line (the connection error, if any)
- * to the user. A URL that chose `uselibpqcompat` keeps its own semantics.
- */
-export function pgConnectionString(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return url; // pg reports the malformed URL itself
-  }
-  const mode = parsed.searchParams.get('sslmode');
-  if (mode === null || parsed.searchParams.has('uselibpqcompat')) return url;
-  if (mode !== 'prefer' && mode !== 'require' && mode !== 'verify-ca') return url;
-  parsed.searchParams.set('sslmode', 'verify-full');
-  return parsed.toString();
-}
 
 /**
  * Creates a connector; connects lazily (the first call opens the pool's first connection).

@@ -11,8 +11,8 @@ export {
   type SearchPath,
   type SearchPolicy,
 } from './search.js';
+export { createPgliteClient } from './shared-pglite.js';
 export {
-  createPgliteClient,
   createPostgresClient,
   LOCK_FILE_NAME,
   type SqlClient,

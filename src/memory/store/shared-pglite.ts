@@ -4,6 +4,7 @@
  * reaches its owner's socket with `pg`, running the same SQL either way. Clients whose connection
  * broke (the owner exited) re-resolve on their next call, possibly becoming the owner.
  */
+import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { SqlrecallError } from '../../core/errors.js';
 import { DiskGuard } from '../../databases/pglite/disk-guard.js';
@@ -116,6 +117,21 @@ function unavailable(dir: string, pid: number, cause: unknown): SqlrecallError {
 
 function ownerMode(owned: OwnedPglite): Mode {
   return { kind: 'owner', session: ownerSession(owned.db, owned.gate, owned.disk), close: owned.release };
+}
+
+/**
+ * Embedded PGlite with pgvector in `dataDir` (created if missing), shared by every local process:
+ * the first to open it owns it and serves it on `<dataDir>/.run/.s.PGSQL.5432`, later ones connect
+ * there with `pg` (see `shared-pglite.ts`). Opened lazily on first query (≈1–3.5 s as owner).
+ * `dataDir` undefined means a private in-memory database (tests).
+ * @throws SqlrecallError `memory_unavailable` (from the first query) when the store stays locked or
+ *   unreachable for `options.waitMs`
+ */
+export function createPgliteClient(
+  dataDir: string | undefined,
+  options: { waitMs?: number; maxConnections?: number } = {},
+): SqlClient {
+  return createSharedPgliteClient(dataDir === undefined ? undefined : resolve(dataDir), options);
 }
 
 /**

@@ -1,15 +1,17 @@
 /**
  * The one small query interface the memory store runs its SQL through, with two implementations:
- * embedded PGlite (+ pgvector) in a data directory, and a server PostgreSQL through `pg`. Both get
- * the same statements with `$n` parameters (extended protocol, one statement per call).
+ * embedded PGlite (+ pgvector) in a data directory (`createPgliteClient` in `shared-pglite.ts`,
+ * which builds on this module, so this one must not import it back), and a server PostgreSQL
+ * through `pg` (here). Both get the same statements with `$n` parameters (extended protocol, one
+ * statement per call).
  */
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
 import type pg from 'pg';
 import { SqlrecallError } from '../../core/errors.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { withRetry } from '../../core/retry.js';
 import { DISK_FULL, DiskFullError, isDiskFull } from '../../databases/pglite/disk-guard.js';
+import { pgConnectionString } from '../../databases/postgres/connection-string.js';
 import {
   connectionReason,
   isConnectionError,
@@ -17,7 +19,6 @@ import {
   sqlStateOf,
 } from '../../databases/postgres/errors.js';
 import { gatedClient } from '../../databases/postgres/gated-client.js';
-import { createSharedPgliteClient } from './shared-pglite.js';
 
 let pgModule: typeof pg | undefined;
 /**
@@ -99,26 +100,11 @@ export function storeError(error: unknown, displayName: string): SqlrecallError 
   );
 }
 
-/**
- * Embedded PGlite with pgvector in `dataDir` (created if missing), shared by every local process:
- * the first to open it owns it and serves it on `<dataDir>/.run/.s.PGSQL.5432`, later ones connect
- * there with `pg` (see `shared-pglite.ts`). Opened lazily on first query (≈1–3.5 s as owner).
- * `dataDir` undefined means a private in-memory database (tests).
- * @throws SqlrecallError `memory_unavailable` (from the first query) when the store stays locked or
- *   unreachable for `options.waitMs`
- */
-export function createPgliteClient(
-  dataDir: string | undefined,
-  options: { waitMs?: number; maxConnections?: number } = {},
-): SqlClient {
-  return createSharedPgliteClient(dataDir === undefined ? undefined : resolve(dataDir), options);
-}
-
 /** A server PostgreSQL (needs the `vector` extension available) through a small `pg` pool. */
 export function createPostgresClient(url: string, options: { maxConnections?: number } = {}): SqlClient {
   const pg = loadPg();
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: pgConnectionString(url),
     // A row too large to decode fails its statement instead of the process (gated-client.ts).
     Client: gatedClient(pg),
     max: options.maxConnections ?? 4,

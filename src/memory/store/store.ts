@@ -40,7 +40,8 @@ import {
   type SearchQuery,
   searchScope,
 } from './search.js';
-import { createPgliteClient, createPostgresClient, type SqlClient, storeError } from './sql-client.js';
+import { createPgliteClient } from './shared-pglite.js';
+import { createPostgresClient, type SqlClient, storeError } from './sql-client.js';
 import { analyzeIfStale } from './statistics.js';
 import { fillTermWords } from './term-words.js';
 import { deleteScope, exportScope, importScope, purgeEntries } from './transfer.js';
