@@ -290,6 +290,10 @@ const previous =
 const footer = `_Load average at the end of the last run (1/5/15 min): ${loadavg()
   .map((l) => l.toFixed(1))
   .join(' / ')}. A load above the CPU count means other work shared the machine and the times are inflated._`;
-writeFileSync(outPath, renderReport({ header, registry: REGISTRY, fresh, previous, skipped, footer }));
+const missing = args.quick && only ? `Not part of this run (--only ${args.only}).` : undefined;
+writeFileSync(
+  outPath,
+  renderReport({ header, registry: REGISTRY, fresh, previous, skipped, missing, footer }),
+);
 process.stderr.write(`wrote ${outPath}${failures ? ` (${failures} benchmark(s) failed)` : ''}\n`);
 process.exit(failures ? 1 : 0);

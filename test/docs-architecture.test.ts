@@ -25,7 +25,9 @@ describe('docs/architecture.md', () => {
     const all = folders(join(ROOT, 'src'));
     expect(all.length).toBeGreaterThan(10);
     // A name counts only as a whole path: `src/models` must not be satisfied by `src/models/ollama`.
-    const missing = all.filter((folder) => !new RegExp(`${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/-])`).test(doc));
+    const missing = all.filter(
+      (folder) => !new RegExp(`${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/-])`).test(doc),
+    );
     expect(missing, 'folders of src/ not named in docs/architecture.md').toEqual([]);
   });
 });
