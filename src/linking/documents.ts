@@ -132,11 +132,6 @@ export function tableDocument(
   return text.length > MAX_DOCUMENT_LENGTH ? text.slice(0, MAX_DOCUMENT_LENGTH) : text;
 }
 
-/** `consumer_div.users` → the table's prompt name (quoted where needed). */
-export function promptName(table: { schema: string; name: string }): string {
-  return qualifiedName(table);
-}
-
 function oneLine(text: string, maxLength: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > maxLength ? `${flat.slice(0, maxLength - 1)}…` : flat;
