@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Schema, Table } from '../core/schema.js';
-import { qualifiedName } from '../sql/render.js';
 import { splitWords } from './words.js';
 
 /**
