@@ -1,5 +1,5 @@
 /**
- * SQL guard latency (issue 18; moved here from a timed unit test): the time `guardSql` takes to parse
+ * SQL guard latency (moved here from a timed unit test): the time `guardSql` takes to parse
  * and check one statement once the parser's WebAssembly module is loaded, for a simple join and a
  * larger statement with CTEs, a subquery and a window function. Prints per statement the mean, p50 and
  * p99 in milliseconds over `--repeat` calls (after 20 warm-up calls), and whether the statement was

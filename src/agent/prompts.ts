@@ -38,7 +38,7 @@ export interface SqlPromptInput {
   examplesText?: string;
 }
 
-/** One confirmed example shown to the model (few-shot, issue 19 point 3). */
+/** One confirmed example shown to the model (few-shot). */
 export interface PromptExample {
   id: string;
   question: string;

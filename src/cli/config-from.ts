@@ -1,7 +1,7 @@
 /**
  * The configuration of one CLI run: `loadConfig` with the command line's flags applied. Its own
  * module so that `program.ts` (and so `--version` / `--help`) does not load the configuration
- * schema (issue 15: process start).
+ * schema (to keep process start short).
  */
 import { type Config, loadConfig } from '../config/config.js';
 import { withDemoDefault } from '../runtime/demo-default.js';

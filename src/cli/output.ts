@@ -23,7 +23,7 @@ export const NULL_MARK = '∅';
 const NUMERIC_TYPES = /^(int[248]|numeric|float[48]|money|oid)$/;
 
 // Created on first use: building a segmenter loads ICU's break rules (≈ 45 ms measured on this project's
-// 2-core dev machine), which every command would otherwise pay at start, cut or not (issue 15).
+// 2-core dev machine), which every command would otherwise pay at start, cut or not.
 let graphemes: Intl.Segmenter | undefined;
 
 /**

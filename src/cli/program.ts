@@ -1,10 +1,10 @@
 /**
- * The `sqlrecall` command line (DESIGN.md "CLI contract"): builds the commander program and runs it
+ * The `sqlrecall` command line: builds the commander program and runs it
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
-// Each command's module is imported when that command runs (issue 15: process start), so `ask`
+// Each command's module is imported when that command runs (to keep process start short), so `ask`
 // never loads the HTTP server, the eval harness or the other commands' dependencies, and
 // `--version` / `--help` load neither the configuration schema (zod) nor the table printer:
 // `configFrom` lives in `config-from.ts`, `reportError` in `report.ts`.
@@ -37,11 +37,11 @@ export interface GlobalOptions {
   memory?: boolean;
   /** `--max-sql-tokens N`: most tokens of the SQL reply. */
   maxSqlTokens?: string;
-  /** `--provider ollama|openai` (issue 17). */
+  /** `--provider ollama|openai`. */
   provider?: string;
-  /** `--base-url URL` of an OpenAI-compatible server (issue 17). */
+  /** `--base-url URL` of an OpenAI-compatible server. */
   baseUrl?: string;
-  /** `--context-length N` when the OpenAI-compatible server does not report it (issue 17). */
+  /** `--context-length N` when the OpenAI-compatible server does not report it. */
   contextLength?: string;
   /** `--keep-warm S`: seconds a background `hold` keeps the embedded stores open after `ask`/`sql`. */
   keepWarm?: string;

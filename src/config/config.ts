@@ -1,7 +1,7 @@
 /**
  * All settings of sqlrecall, validated with zod. This module is the only reader of `process.env`
  * and `.env`. Precedence: command-line flags > environment > `.env` in the working directory >
- * defaults (DESIGN.md "Configuration").
+ * defaults.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
@@ -36,7 +36,7 @@ export interface Config {
   statementTimeoutMs: number;
   /**
    * Byte budget of one result (UTF-8 text of its values), enforced while rows stream from the
-   * cursor. Default 64 MiB (issue 14).
+   * cursor. Default 64 MiB.
    */
   maxResultBytes: number;
   /** Schemas to introspect; empty → every non-system schema. */
@@ -63,7 +63,7 @@ export interface Config {
    */
   allowTables: string[];
   /**
-   * Functions outside `pg_catalog` allowed without the function policy's checks (issue 10, item 8),
+   * Functions outside `pg_catalog` allowed without the function policy's checks,
    * as `schema.name` or `name` patterns (`*` wildcard), comma-separated in
    * `--allow-functions` / `SQLRECALL_ALLOW_FUNCTIONS`. Empty (default) → every such function must
    * be IMMUTABLE or STABLE, not SECURITY DEFINER, and from no denied extension.
@@ -73,7 +73,7 @@ export interface Config {
   team: string | undefined;
   /** Long-term memory on (default) or off for every user of this process (`--no-memory`). */
   memoryEnabled: boolean;
-  /** Most facts learned from one message. Default 2 (issue 3). */
+  /** Most facts learned from one message. Default 2. */
   memoryMaxFacts: number;
   /** Similarity recall of terms/metrics/entities: top-k (default 5) … */
   memoryTopK: number;
@@ -81,12 +81,12 @@ export interface Config {
   memoryMinSimilarity: number;
   /**
    * Reconciliation thresholds per embedding model, `model=low:high` comma-separated (`*` for any
-   * other model). Empty → 0.70:0.95 for every model (issue 3).
+   * other model). Empty → 0.70:0.95 for every model.
    */
   memoryThresholds: string;
   /**
    * Least embedding similarity (1 − cosine distance) of a saved example shown to the model
-   * (few-shot, issue 19). Default 0.6 (see `DEFAULT_MIN_EMBEDDING_SIMILARITY`, src/agent/example-similarity.ts).
+   * (few-shot). Default 0.6 (see `DEFAULT_MIN_EMBEDDING_SIMILARITY`, src/agent/example-similarity.ts).
    */
   exampleMinSimilarity: number;
   /**
@@ -109,17 +109,17 @@ export interface Config {
   /**
    * Seconds a one-shot command (`ask`, `sql`) leaves the embedded stores it had to start open in a
    * background `sqlrecall hold` process, so the next command reaches them through its socket instead
-   * of starting PGlite again (issue 15: ≈ 0.5 s and ≈ 1 s of CPU per start). The holder exits after
+   * of starting PGlite again (≈ 0.5 s and ≈ 1 s of CPU per start). The holder exits after
    * this many seconds with no client. Default 0: off (nothing outlives the command).
    */
   keepWarmSeconds: number;
   /**
    * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
-   * retried once with four times as many (at most 8192), then fails naming this setting (issue 11).
+   * retried once with four times as many (at most 8192), then fails naming this setting.
    */
   maxSqlTokens: number;
   /**
-   * Model backend (issue 17): `ollama` (default, Ollama's own API at `ollamaHost`) or `openai`
+   * Model backend: `ollama` (default, Ollama's own API at `ollamaHost`) or `openai`
    * (any OpenAI-compatible server at `baseUrl`: llama.cpp, LM Studio, vLLM, LocalAI, Jan, Ollama `/v1`).
    */
   provider: 'ollama' | 'openai';
@@ -367,7 +367,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     schema: int(64, 32_768),
     describe: 'most tokens of the SQL reply',
   },
-  // OpenAI-compatible backend (issue 17)
+  // OpenAI-compatible backend
   provider: {
     env: 'SQLRECALL_PROVIDER',
     flag: '--provider',

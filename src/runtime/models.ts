@@ -1,6 +1,6 @@
 /**
  * Picks the model adapters for a {@link Config}: Ollama's own API (default) or an OpenAI-compatible
- * server (`provider: 'openai'`, issue 17). The only place that knows both backends.
+ * server (`provider: 'openai'`). The only place that knows both backends.
  */
 import type { Config } from '../config/config.js';
 import { SqlrecallError } from '../core/errors.js';
@@ -9,7 +9,7 @@ import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
 import type { OllamaAdmin } from '../models/ollama/admin.js';
 
-// The adapters are imported on first use (issue 15: process start): the Ollama ones load the
+// The adapters are imported on first use (to keep process start short): the Ollama ones load the
 // `ollama` client and undici, the OpenAI-compatible ones the `openai` SDK (≈ 150 modules). A
 // command that fails on its configuration loads neither, and the Ollama backend never loads the SDK.
 const ollamaAdmin = () => import('../models/ollama/admin.js');
@@ -35,7 +35,7 @@ function once<T>(build: () => Promise<T>): () => Promise<T> {
  * A chat model whose adapter module starts loading now, in the background, and is awaited by the
  * first `generate`; `id` is known up front. Loading starts at creation because a runtime creates
  * its chat model when it is about to use it: read later, while V8 compiles PGlite's WebAssembly,
- * the module's file read waited ≈ 1 s (issue 15; `--cpu-prof` of `ask` on a 2-core machine at
+ * the module's file read waited ≈ 1 s (`--cpu-prof` of `ask` on a 2-core machine at
  * load average ≈ 15).
  */
 function lazyChatModel(id: string, build: () => Promise<ChatModel>): ChatModel {

@@ -1,5 +1,5 @@
 /**
- * Chooses a chart for a result (issue 6): exactly one category or date column plus one or more
+ * Chooses a chart for a result: exactly one category or date column plus one or more
  * numeric columns → a line chart over a date axis, a bar chart over categories. Otherwise none.
  */
 import { baseTypeName, isNumericType } from '../core/pg-types.js';

@@ -47,7 +47,7 @@ export const IdSchema = z
 /** `scope=user` (default: your own memories) or `scope=team` (your team's shared memories). */
 export const ScopeQuery = z.object({ scope: z.enum(['user', 'team']).optional() });
 
-/** A stored memory (DESIGN.md "Memory model"), without its embedding. */
+/** A stored memory, without its embedding. */
 export const MemorySchema = z
   .object({
     id: z.string(),
@@ -65,7 +65,7 @@ export const MemorySchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     expiresAt: z.string().nullable(),
-    /** Pinned memories are always recalled (issue 12). */
+    /** Pinned memories are always recalled. */
     pinned: z.boolean().default(false),
     /** Where it came from: how (chat, hand, import, confirmed), the conversation, the user's words; null when not recorded. */
     origin: z
@@ -171,7 +171,7 @@ export const AskResponseSchema = z
     question: z.string(),
     sql: z.string().nullable(),
     columns: z.array(z.object({ name: z.string(), type: z.string() })),
-    /** Type name of each column (issue 14 value contract; README "How values reach you"). */
+    /** Type name of each column (docs/operations.md, "How values reach you"). */
     columnTypes: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),
     rowCount: z.number(),
@@ -193,7 +193,7 @@ export const AskResponseSchema = z
     memoryProblems: z.array(z.string()).optional(),
     conversationId: z.string().optional(),
     unanswerable: z.string().optional(),
-    /** Which path answered (issue 19): `example` (a reused saved example) or `rules`; absent: the model. */
+    /** Which path answered: `example` (a reused saved example) or `rules`; absent: the model. */
     path: z.enum(['model', 'example', 'rules']).optional(),
     /** The saved example reused (path `example`). */
     exampleId: z.string().optional(),

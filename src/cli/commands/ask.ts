@@ -17,12 +17,12 @@ import type { GlobalOptions } from '../program.js';
 import { startSpinner } from '../progress.js';
 import { withRuntime } from '../with-runtime.js';
 
-/** The `ask --json` document (DESIGN.md "CLI contract"). */
+/** The `ask --json` document. */
 export interface AskJson {
   question: string;
   sql: string | null;
   columns: string[];
-  /** Type name of each column as the server reports it (`int8`, `jsonb`, …); issue 14. */
+  /** Type name of each column as the server reports it (`int8`, `jsonb`, …). */
   columnTypes: string[];
   rows: QueryResult['rows'];
   rowCount: number;
@@ -34,7 +34,7 @@ export interface AskJson {
   appliedMemories: { id: string; kind: MemoryKind; text: string }[];
   /** Memories that reached the prompt but could not be verified in the SQL (see `AskOutcome`). */
   recalledMemories: { id: string; kind: MemoryKind; text: string }[];
-  /** Standing preferences set aside because the question asked for what they filter out (issue 12). */
+  /** Standing preferences set aside because the question asked for what they filter out. */
   setAsideMemories?: { id: string; kind: MemoryKind; text: string; reason: string }[];
   attempts: Attempt[];
   /** Set when the database has no data for the question (see `AskOutcome.unanswerable`). */
@@ -47,7 +47,7 @@ export interface AskJson {
   memoryProblems?: string[];
   /** The conversation of this turn (continue it with `--conversation ID`). */
   conversationId?: string;
-  /** Set when the answer was made without the model (issue 19): `example` or `rules`. */
+  /** Set when the answer was made without the model: `example` or `rules`. */
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;

@@ -89,7 +89,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<number> {
       );
       // Open the database, the memory store and the models now: problems show at start, not on the first question.
       await deps.assistant();
-      // Issue 10, item 8: a superuser or a role that can write is worth a loud warning at start.
+      // A superuser or a role that can write is worth a loud warning at start.
       const roleCheck = roleWarning(await checkDatabaseRole(runtime));
       if (roleCheck) io.stderr.write(`${pc.red(pc.bold('WARNING:'))} ${roleCheck}\n`);
       const app = createApp(deps);

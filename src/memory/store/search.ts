@@ -1,5 +1,5 @@
 /**
- * Similarity search of one scope (issue 15, "Fast recall"): exact for small scopes, HNSW for large
+ * Similarity search of one scope: exact for small scopes, HNSW for large
  * ones, the scope condition applied in SQL on both paths.
  *
  * - Exact: the scope's active rows are materialised first (a `MATERIALIZED` CTE, so the planner
