@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/guard-latency.ts [--repeat 2000] [--quick] [--json]
  *
- * `--quick`: 200 calls per statement. The README's claim is "well under a millisecond".
+ * `--quick`: 200 calls per statement. The figure to watch: well under a millisecond per statement.
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/eval/report.js';

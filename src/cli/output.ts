@@ -51,7 +51,7 @@ export function cutGraphemes(text: string, max: number): string {
 }
 
 /**
- * Text of one cell for display (README "How values reach you"): NULL → dimmed `∅`; objects and
+ * Text of one cell for display (docs/operations.md, "How values reach you"): NULL → dimmed `∅`; objects and
  * arrays as JSON; newline → `↵`, tab → `⇥` and other control characters → `�` (dimmed), so a value
  * never breaks the table's rows; long values cut grapheme-safely to {@link DISPLAY_MAX_CELL}.
  */

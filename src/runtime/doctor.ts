@@ -311,7 +311,7 @@ export async function checkDatabase(runtime: Runtime): Promise<Check> {
 }
 
 /**
- * The recommended read-only role (README "Safety"): log in as this role so that even a statement
+ * The recommended read-only role (docs/safety.md): log in as this role so that even a statement
  * that got past every check could not write. `database` and `schemas` are quoted as identifiers.
  */
 export function readOnlyRoleSql(database: string, schemas: string[] = ['public']): string {

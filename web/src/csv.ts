@@ -7,7 +7,7 @@
  * a negative number such as `-12.5` is data, not a formula.
  */
 
-/** A result value as the API sends it (see the value contract in the README). */
+/** A result value as the API sends it (see "How values reach you" in docs/operations.md). */
 export type CsvCell = string | number | boolean | null | CsvCell[] | { [key: string]: CsvCell };
 
 /** The first characters a spreadsheet reads as the start of a formula. */

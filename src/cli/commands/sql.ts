@@ -52,7 +52,7 @@ export function refusal(reason: string, rule: string): SqlrecallError {
   });
 }
 
-/** The `sql --json` document (README "How values reach you"). */
+/** The `sql --json` document (docs/operations.md, "How values reach you"). */
 export function sqlJson(sql: string, result: QueryResult): Record<string, unknown> {
   return {
     sql,
