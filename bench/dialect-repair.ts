@@ -1,5 +1,5 @@
 /**
- * Dialect-repair benchmark (issue 11): dialect-broken variants of the defog gold queries, made by
+ * Dialect-repair benchmark: dialect-broken variants of the defog gold queries, made by
  * rule, go through the real generate → extract → guard → identifier check → execute → empty-result
  * loop; a scripted model writes the broken variant first and replays the gold SQL on the repair
  * call. Printed: how many variants end with exactly the gold rows, with repairs (the default
@@ -13,7 +13,8 @@
  * Rules (each applied when it changes the gold SQL): backticks around the first FROM table (or
  * instead of every double-quoted identifier); a trailing `LIMIT n` as `SELECT TOP n`; a trailing
  * `LIMIT n` as MySQL's `LIMIT 0, n`; every string literal of an `=` comparison lower-cased.
- * Databases are loaded into in-memory PGlite from ../shared/benchmarks; nothing external.
+ * Databases are loaded into in-memory PGlite from the benchmark data folder (SQLRECALL_BENCHMARKS_DIR,
+ * see test/support/shared-data.ts); nothing external.
  */
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';

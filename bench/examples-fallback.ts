@@ -1,5 +1,5 @@
 /**
- * Answers without the model (issue 19): on the defog databases, examples are taught from one half
+ * Answers without the model: on the defog databases, examples are taught from one half
  * of the questions (even positions of each database's questions, file order; SQL = the first gold
  * alternative) and the other half is asked with the model off. Reported per condition:
  * coverage (answered / asked) and execution accuracy of the answered ones (defog scoring, see

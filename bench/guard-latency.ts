@@ -1,5 +1,5 @@
 /**
- * SQL guard latency (issue 18; moved here from a timed unit test): the time `guardSql` takes to parse
+ * SQL guard latency (moved here from a timed unit test): the time `guardSql` takes to parse
  * and check one statement once the parser's WebAssembly module is loaded, for a simple join and a
  * larger statement with CTEs, a subquery and a window function. Prints per statement the mean, p50 and
  * p99 in milliseconds over `--repeat` calls (after 20 warm-up calls), and whether the statement was
@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/guard-latency.ts [--repeat 2000] [--quick] [--json]
  *
- * `--quick`: 200 calls per statement. The README's claim is "well under a millisecond".
+ * `--quick`: 200 calls per statement. The figure to watch: well under a millisecond per statement.
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/eval/report.js';

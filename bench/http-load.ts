@@ -388,8 +388,8 @@ const rows: Awaited<ReturnType<typeof runRow>>[] = [];
 let row = 0;
 // Warm-up (not reported): the first row used to run while this process's own code (50 clients,
 // the scripted model) was still being compiled by V8, and came out slower whatever the build —
-// 874 ms overhead p95 against 276–341 ms for the same build in later rows of one run (issue 15,
-// fourth session). A short row on the first build first; skipped with --quick (CI).
+// 874 ms overhead p95 against 276–341 ms for the same build in later rows of one run
+// (docs/perf/2026-12-01-pglite-worker-thread.md). A short row on the first build first; skipped with --quick (CI).
 if (!values.quick && !values['no-warm-up'] && BINS[0]) {
   process.stderr.write('warm-up row (not reported)…\n');
   await runRow(row, BINS[0], DELAYS.includes(0) ? 0 : (DELAYS[0] ?? 0), {

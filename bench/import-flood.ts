@@ -1,5 +1,5 @@
 /**
- * Import flood benchmark (issue 10, point 4): while four users send maximal hostile imports
+ * Import flood benchmark: while four users send maximal hostile imports
  * without pause, another user's `GET /api/me` must still answer quickly (goal: p95 ≤ 200 ms).
  * Real HTTP server (`@hono/node-server` on loopback, multi-user mode with tokens), scripted model,
  * small shop on PGlite, embedded memory store, in a CHILD process (`--serve`), so the RSS reported

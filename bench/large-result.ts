@@ -1,5 +1,5 @@
 /**
- * Large-result benchmark (issue 14): the 600 × 1 MB query
+ * Large-result benchmark: the 600 × 1 MB query
  * `SELECT id, repeat('x', 1000000) FROM generate_series(1, 600) g(id)` (under the 1,000-row cap)
  * through `sqlrecall sql --json` and through `POST /api/ask` (JSON) of `sqlrecall serve`, each in
  * its own process. Prints how each ended (rows kept, `truncatedReason`, or the error code) and the

@@ -1,5 +1,5 @@
 /**
- * Whole-process start benchmark (issue 15): `sqlrecall ask` as a user runs it, on the demo shop,
+ * Whole-process start benchmark: `sqlrecall ask` as a user runs it, on the demo shop,
  * with the scripted model server at zero delay standing in for Ollama.
  *
  *   npx tsx bench/process-start.ts [--runs 5] [--quick] [--json] [--bin PATH] [--cpu-prof DIR]

@@ -1,5 +1,5 @@
 /**
- * Schema-index reuse benchmark (issue 13): the index is built once and reused by the next process.
+ * Schema-index reuse benchmark: the index is built once and reused by the next process.
  * Two user databases in one run, a large one (the clinic schema of `test/corpus/clinic.ts` plus
  * `--tables` decoy tables, default 1,000) and a small one (10 tables); for each, a first and a
  * second "process" (a fresh store client on the same PGlite data directory, a fresh SchemaIndex

@@ -1,5 +1,5 @@
 /**
- * Schema-linking benchmark (issue 5): recall of the chosen tables on the defog questions (all three
+ * Schema-linking benchmark: recall of the chosen tables on the defog questions (all three
  * CSVs), on the eleven databases as they are and padded with 1,000 deterministic decoy tables each;
  * schema tokens of the prompt beside the whole-schema approach; index build time and per-question
  * retrieval latency, all in one run. Databases are loaded into in-memory PGlite; nothing external.
@@ -10,7 +10,7 @@
  *   npx tsx bench/schema-linking.ts --hostile   # decoys copy any real column, domain keys included
  *   npx tsx bench/schema-linking.ts --store pgvector   # index in PGlite + pgvector instead of memory
  *
- * Honest protocol (issue 13): the eleven databases in alphabetical order, odd positions are the
+ * Honest protocol: the eleven databases in alphabetical order, odd positions are the
  * development split (academic, atis, car_dealership, ewallet, restaurants, yelp: rules may be tuned
  * on their misses), even positions the held-out split (advising, broker, derm_treatment, geography,
  * scholar: only reported). Every condition prints the two splits side by side.

@@ -5,7 +5,8 @@
 // Why: Node 20 loads ES modules file by file, and `ask` loads several hundred of them (zod alone
 // is ~80 files: ~110 ms, nearly all of it module loading, not zod's own code). One bundle with one
 // chunk per lazily loaded part brings `ask`'s first model request 0.06–0.16 s sooner and uses ~15 MB
-// less (bench/process-start.ts on a quiet 2-core machine, BENCHMARKS.md issue 15 third session).
+// less (bench/process-start.ts on a quiet 2-core machine;
+// docs/perf/2026-12-01-baseline-wasm-tier-and-bundle.md).
 // Lazy `import()`s stay lazy: each becomes its own chunk.
 //
 // Left out of the bundle (imported from node_modules at run time, as before):

@@ -1,14 +1,14 @@
 /**
- * The README's memory table (issue 12): message → what the product does, for English and three
+ * The memory table of docs/memory.md: message → what the product does, for English and three
  * other languages (one non-Latin script). Every row runs through the real pipeline in process
  * (classifier patterns, memory hook, reconciliation, the SQL check with set-aside) over the small
  * shop, for a fresh user who already has the standing preference "Only show delivered orders".
  *
  * The model is a scripted server. Where the product asks the model (messages the patterns are not
  * sure of, extraction, grey-zone reconciliation, set-aside), it answers with a small keyword
- * classifier over the four languages — a stand-in for a real model, said so in the README.
+ * classifier over the four languages — a stand-in for a real model, said so above the table.
  *
- * Each row's expected outcome is asserted; the README section must equal the generated table
+ * Each row's expected outcome is asserted; the table in docs/memory.md must equal the generated one
  * (`UPDATE_README=1` rewrites it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -209,7 +209,7 @@ const START =
 const END = '<!-- memory-table:end -->';
 const LANGUAGE: Record<string, string> = { en: 'English', es: 'Spanish', fr: 'French', ja: 'Japanese' };
 
-describe('README memory table', () => {
+describe('memory table of docs/memory.md', () => {
   let server: ScriptedOllama;
   let fixture: Fixture;
   let assistant: Assistant;
@@ -242,7 +242,7 @@ describe('README memory table', () => {
     for (const c of close) await c().catch(() => undefined);
   });
 
-  it('every row does what the table says, and the README shows this table', async () => {
+  it('every row does what the table says, and docs/memory.md shows this table', async () => {
     expect(ROWS.filter((r) => r[0] === 'en').length).toBeGreaterThanOrEqual(30);
     for (const lang of ['es', 'fr', 'ja'])
       expect(ROWS.filter((r) => r[0] === lang).length).toBeGreaterThanOrEqual(10);
@@ -275,7 +275,7 @@ describe('README memory table', () => {
       lines.push(`| ${i + 1} | ${LANGUAGE[lang]} | ${message.replace(/\|/g, '\\|')} | ${by} | ${got} |`);
     }
     const table = [START, ...lines, END].join('\n');
-    const path = join(import.meta.dirname, '..', 'README.md');
+    const path = join(import.meta.dirname, '..', 'docs', 'memory.md');
     const readme = readFileSync(path, 'utf8');
     const at = readme.indexOf(START);
     const to = readme.indexOf(END);
@@ -283,10 +283,10 @@ describe('README memory table', () => {
       const next =
         at >= 0 && to > at
           ? `${readme.slice(0, at)}${table}${readme.slice(to + END.length)}`
-          : readme.replace('\n## Web app and HTTP API', `\n${table}\n\n## Web app and HTTP API`);
+          : readme.replace('\n## When the model is down', `\n${table}\n\n## When the model is down`);
       writeFileSync(path, next);
     } else {
-      expect(at, 'README has no memory table; run with UPDATE_README=1').toBeGreaterThanOrEqual(0);
+      expect(at, 'docs/memory.md has no memory table; run with UPDATE_README=1').toBeGreaterThanOrEqual(0);
       expect(readme.slice(at, to + END.length)).toBe(table);
     }
   });

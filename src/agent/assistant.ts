@@ -1,5 +1,5 @@
 /**
- * The question pipeline (DESIGN.md): plan context → generate → extract → guard → execute →
+ * The question pipeline: plan context → generate → extract → guard → execute →
  * (repair on database errors, bounded) → explain. Composed from small functions; every stage reports
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
@@ -77,7 +77,7 @@ export interface AssistantOptions {
   /** Long-term memory and conversation context; without it every message is a plain question. */
   memory?: MemoryHook;
   /**
-   * Saved examples for answers without the model (issue 19); usually the memory store. Without it
+   * Saved examples for answers without the model; usually the memory store. Without it
    * only the rules answer when the model is down.
    */
   examples?: ExampleSource;
@@ -96,7 +96,7 @@ export interface AssistantOptions {
   /** Similarity floors of examples (see `example-similarity.ts`). */
   exampleMatch?: ExampleMatchOptions;
   /**
-   * Few-shot (issue 19 point 3): most examples in the SQL prompt (default 3; 0 turns it off) and
+   * Few-shot: most examples in the SQL prompt (default 3; 0 turns it off) and
    * most tokens of their block (default 600, estimated; reserved from the schema's budget).
    */
   fewShotMax?: number;
@@ -192,7 +192,7 @@ export class Assistant {
   }
 
   /**
-   * The database's own today, time zone and search path, read once per session (issue 11: the
+   * The database's own today, time zone and search path, read once per session (the
    * prompt's "today" is the database's, not the process clock's). On failure the process clock
    * stands in and the next call tries again.
    */
@@ -239,7 +239,7 @@ export class Assistant {
   }
 
   /**
-   * Answers from a saved example or a rule (issue 19); memory is neither classified nor learned
+   * Answers from a saved example or a rule; memory is neither classified nor learned
    * from (both need the model). The original error (or a "model needed" one) when neither fits.
    */
   private async *withoutModel(

@@ -1,6 +1,6 @@
 /**
  * Plans the context of the SQL prompt: which part of the schema the model sees for a question.
- * The default sends the whole schema, one line per table; `createSchemaLinkingPlanner` (issue 5)
+ * The default sends the whole schema, one line per table; `createSchemaLinkingPlanner`
  * sends the tables the question needs within the token budget.
  */
 import type { Schema } from '../core/schema.js';
@@ -70,7 +70,7 @@ export function sqlPromptOverheadTokens(question: string): number {
 }
 
 /**
- * The schema-linking planner (issue 5) as a {@link ContextPlanner}, with the SQL prompt's real
+ * The schema-linking planner as a {@link ContextPlanner}, with the SQL prompt's real
  * overhead counted. See `LinkingPlannerOptions` for the options.
  */
 export function createSchemaLinkingPlanner(

@@ -1,5 +1,5 @@
 /**
- * The empty-result check (issue 11, item 3): when a statement returns no rows, each text comparison
+ * The empty-result check: when a statement returns no rows, each text comparison
  * (`col = 'x'`, `col IN ('x', …)`, `col LIKE 'x%'`) is compared with the column's value hints — the
  * bounded sample the value-hint index uses (never a full scan). A literal absent from the values
  * while a case, accent, whitespace or near-spelling variant (or an ILIKE match) is present is a

@@ -1,5 +1,5 @@
 /**
- * Reuse of a saved `example` memory without the model (issue 19, point 2). An example is a
+ * Reuse of a saved `example` memory without the model. An example is a
  * question and its confirmed SQL. A new question reuses it when the two questions are the same
  * word for word except for literal values that the example's SQL also contains (a country, a year,
  * a status, a LIMIT count). Those literals are replaced by the question's values at the SQL
@@ -17,8 +17,8 @@ import { postgresDialect } from '../databases/postgres/dialect.js';
 import { loadSqlParser, parseTree, scanTokens } from '../sql/parse-tree.js';
 
 /**
- * Thresholds of example reuse. Defaults are design choices for precision (issue 19: "a rule never
- * guesses"), not yet tuned by a measurement; `bench/` figures are to replace them.
+ * Thresholds of example reuse. Defaults are design choices for precision (an answer without the
+ * model must never be a guess), not yet tuned by a measurement; `bench/` figures are to replace them.
  */
 export interface ExampleReuseOptions {
   /** Most words one substituted value may span in the question (default 4, e.g. "united states of america"). */

@@ -1,5 +1,5 @@
 /**
- * Nearest saved examples of a question (issue 19, points 2 and 3). An example is an `example`
+ * Nearest saved examples of a question. An example is an `example`
  * memory: a question and its confirmed SQL. Candidates are read per scope, the user's own first and
  * then the team's (never another user's), and ranked by similarity on the question text:
  *

@@ -1,5 +1,5 @@
 /**
- * Standing preferences on answers made without the model (issue 19, known risk). A preference
+ * Standing preferences on answers made without the model (a known risk of that path). A preference
  * ("always show customers from India") applies to every question that reads its table, or to every
  * question when it names no table (as in recall, `src/memory/recall.ts`). The model path applies it
  * through the prompt and checks its SQL predicate (`agent/memory-sql.ts`); a reused example or a

@@ -1,5 +1,5 @@
 /**
- * Rule-based SQL for the simplest question shapes (issue 19, point 4), used only when the model is
+ * Rule-based SQL for the simplest question shapes, used only when the model is
  * unreachable or `--no-model` is asked for. Each rule is a fixed sentence shape whose nouns must
  * name exactly one table (and column) of the catalog by its own name (singular or plural, words
  * joined by `_`); any doubt (no match, two matches, a word left over) means no rule applies.

@@ -1,5 +1,5 @@
 /**
- * Answers without the model (issue 19): when the chat model is unreachable or `ask --no-model`
+ * Answers without the model: when the chat model is unreachable or `ask --no-model`
  * asks for it, a question is answered only from the user's saved examples (see
  * `example-reuse.ts`) or from a rule for the simplest shapes (see `fallback-rules.ts`). When
  * neither fits with certainty, the answer is an error that says the model is needed and how to

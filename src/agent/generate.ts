@@ -1,6 +1,6 @@
 /**
  * Generate → extract → guard → identifier check → execute, with bounded repairs: the part of the
- * pipeline that turns a prompt into rows (DESIGN.md "SQL safety, in depth"). Unknown table or
+ * pipeline that turns a prompt into rows. Unknown table or
  * column names (with the closest catalog names) and database errors (message + SQLSTATE) go back to
  * the model in a repair prompt, at most `maxRepairs` times; a guard refusal is never repaired. A
  * model that says the schema cannot answer the question gets an honest answer, not invented SQL.

@@ -1,5 +1,5 @@
 /**
- * Issue 18: a memory is reported as applied only when its predicate is verified in the SQL; a
+ * A memory is reported as applied only when its predicate is verified in the SQL; a
  * memory without SQL (a definition, or a preference that was never compiled) is recalled, not
  * applied.
  */

@@ -1,5 +1,5 @@
 /**
- * Memories in the SQL step (issue 3, point 6): the delimited `<memories>` block of the prompt, the
+ * Memories in the SQL step: the delimited `<memories>` block of the prompt, the
  * check that each standing preference's predicate made it into the generated SQL (one retry with a
  * reminder when it did not), and which memories count as applied to the final SQL.
  *
@@ -121,7 +121,7 @@ export function reminderText(missing: RequiredPredicate[]): string {
  * without its predicate is not executed; the model is asked once more with a reminder. The second
  * answer runs whatever it is (the preference then simply does not count as applied).
  *
- * With `turn.question` (issue 12, point 1), a missing preference that the question explicitly
+ * With `turn.question`, a missing preference that the question explicitly
  * overrides is set aside instead (see `set-aside.ts`): the statement runs as written and the
  * memory is pushed onto `turn.setAside` (never enforced again in this turn). A preference enforced
  * because the set-aside model call failed is pushed onto `turn.undecided`.
@@ -191,7 +191,7 @@ export async function* generateApplyingPreferences(
  * the statement (every column and constant of it among the statement's filters, see
  * {@link predicateIn}). A memory without SQL (a definition, or a preference the extractor could not
  * compile) has nothing to verify: it was recalled (the `recalled` step lists it) but is never
- * reported as applied (issue 18).
+ * reported as applied.
  */
 export async function appliedMemories(
   recalled: RecalledMemory[],

@@ -38,7 +38,7 @@ export interface SqlPromptInput {
   examplesText?: string;
 }
 
-/** One confirmed example shown to the model (few-shot, issue 19 point 3). */
+/** One confirmed example shown to the model (few-shot). */
 export interface PromptExample {
   id: string;
   question: string;
@@ -154,35 +154,6 @@ export function buildRepairMessages(base: ChatMessage[], failedSql: string, erro
       ].join('\n'),
     },
   ];
-}
-
-/** Most rows and characters of a result shown to the answer model. */
-export const ANSWER_MAX_ROWS = 50;
-export const ANSWER_MAX_CHARS = 6000;
-
-/** Renders a result as compact pipe-separated text for the answer prompt (bounded in size). */
-export function resultAsText(
-  result: QueryResult,
-  maxRows = ANSWER_MAX_ROWS,
-  maxChars = ANSWER_MAX_CHARS,
-): string {
-  const header = result.columns.map((c) => c.name).join(' | ');
-  const lines = [header];
-  let size = header.length;
-  let shown = 0;
-  for (const row of result.rows.slice(0, maxRows)) {
-    const line = row
-      .map((v) => (v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : String(v)))
-      .join(' | ');
-    if (size + line.length > maxChars) break;
-    lines.push(line);
-    size += line.length + 1;
-    shown += 1;
-  }
-  if (shown < result.rowCount || result.truncated) {
-    lines.push(`(${shown} of ${result.rowCount}${result.truncated ? '+' : ''} rows shown)`);
-  }
-  return lines.join('\n');
 }
 
 /** Messages asking for a short answer grounded only in the rows. */

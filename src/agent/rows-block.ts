@@ -1,5 +1,5 @@
 /**
- * The rows block the answer model reads (issue 14): JSON lines, so every value is encoded
+ * The rows block the answer model reads: JSON lines, so every value is encoded
  * unambiguously and no value — a newline, a `|`, a quote, the text `NULL` — can forge a row or a
  * column. Line 1: the column names as a JSON array; line 2: their types; then one JSON array per
  * row, values as in `ask --json` (SQL NULL → `null`, the text `'NULL'` → `"NULL"`, json/jsonb as

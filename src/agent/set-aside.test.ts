@@ -1,5 +1,5 @@
 /**
- * Set-aside decisions when the model call fails (issue 12): the preference is enforced AND listed
+ * Set-aside decisions when the model call fails: the preference is enforced AND listed
  * as undecided, so the answer says it was kept because the model could not decide. The model is
  * the scripted Ollama server.
  */

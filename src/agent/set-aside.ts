@@ -1,5 +1,5 @@
 /**
- * The question wins for its turn (issue 12, point 1): when a question explicitly asks for what a
+ * The question wins for its turn: when a question explicitly asks for what a
  * standing preference filters out, the preference is set aside for that question — the SQL runs as
  * asked and the answer says which memory was not applied and why.
  *

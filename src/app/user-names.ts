@@ -1,5 +1,5 @@
 /**
- * User-name identity for multi-user `serve` (issue 10, item 6). Two names denote the same account
+ * User-name identity for multi-user `serve`. Two names denote the same account
  * when they are equal after Unicode NFKC and case folding ({@link userNameKey}); a new name is also
  * refused when it mixes scripts ({@link scriptsOf}) or when it looks like an existing name
  * ({@link confusableSkeleton}). Sources: Unicode UAX #15 (NFKC), UTS #39 "Unicode Security

@@ -1,6 +1,6 @@
 /**
  * Users and personal access tokens of multi-user `serve`, kept in the memory store's
- * database (so several stateless `serve` instances share them, DESIGN.md "Scaling out"). A token
+ * database (so several stateless `serve` instances share them; docs/scale-out.md). A token
  * is 32 random bytes shown once by `sqlrecall users add NAME`; only its SHA-256 is stored (a
  * random 256-bit secret needs no slow hash: there is nothing to brute-force from a dictionary).
  */
@@ -59,7 +59,7 @@ const MIGRATION = [
      user_name text NOT NULL REFERENCES sqlrecall_users (name) ON DELETE CASCADE,
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
-  // Memory scopes of removed users (issue 10, item 6): the rows are moved to `archive_scope`, a
+  // Memory scopes of removed users: the rows are moved to `archive_scope`, a
   // user id no account can have (it contains `:`, which USER_NAME_PATTERN refuses).
   `CREATE TABLE IF NOT EXISTS sqlrecall_user_archives (
      archive_scope text PRIMARY KEY,

@@ -1,11 +1,11 @@
 /**
- * Keep-warm (issue 15, "fast start"): a one-shot command that had to start PGlite itself (no other
+ * Keep-warm: a one-shot command that had to start PGlite itself (no other
  * sqlrecall process held the data directory) may hand the directories to a background
  * `sqlrecall hold` as it exits. The next command then finds a live owner and reaches the store
  * through its socket instead of starting PGlite again: ≈ 0.5 s of wall time and ≈ 1 s of CPU per
- * data directory on a 2-core machine (BENCHMARKS.md, issue 15 fifth session). Off unless
- * `SQLRECALL_KEEP_WARM` / `--keep-warm` is above 0, like Ollama's own keep-alive but opt-in: a
- * process that outlives the command should be asked for.
+ * data directory on a 2-core machine (docs/perf/2026-12-01-keep-warm-and-prepared-statements.md).
+ * Off unless `SQLRECALL_KEEP_WARM` / `--keep-warm` is above 0, like Ollama's own keep-alive but
+ * opt-in: a process that outlives the command should be asked for.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';

@@ -23,7 +23,7 @@ export const NULL_MARK = '∅';
 const NUMERIC_TYPES = /^(int[248]|numeric|float[48]|money|oid)$/;
 
 // Created on first use: building a segmenter loads ICU's break rules (≈ 45 ms measured on this project's
-// 2-core dev machine), which every command would otherwise pay at start, cut or not (issue 15).
+// 2-core dev machine), which every command would otherwise pay at start, cut or not.
 let graphemes: Intl.Segmenter | undefined;
 
 /**
@@ -51,7 +51,7 @@ export function cutGraphemes(text: string, max: number): string {
 }
 
 /**
- * Text of one cell for display (README "How values reach you"): NULL → dimmed `∅`; objects and
+ * Text of one cell for display (docs/operations.md, "How values reach you"): NULL → dimmed `∅`; objects and
  * arrays as JSON; newline → `↵`, tab → `⇥` and other control characters → `�` (dimmed), so a value
  * never breaks the table's rows; long values cut grapheme-safely to {@link DISPLAY_MAX_CELL}.
  */

@@ -1,5 +1,5 @@
 /**
- * The `sqlrecall` command line (DESIGN.md "CLI contract"): builds the commander program and runs it
+ * The `sqlrecall` command line: builds the commander program and runs it
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';

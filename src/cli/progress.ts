@@ -17,7 +17,7 @@ let oraLoading: Promise<void> | undefined;
 
 /**
  * Starts a spinner on stderr (only when stderr is a terminal). `ora` is imported on the first
- * spinner, not with the CLI (issue 15: process start); the spinner appears once it has loaded,
+ * spinner, not with the CLI (to keep process start short); the spinner appears once it has loaded,
  * unless it was stopped before.
  */
 export function startSpinner(io: CliIO, text: string): Spinner {

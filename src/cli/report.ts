@@ -1,7 +1,7 @@
 /**
  * The CLI's error path: one message the user can act on (and a JSON error document with
  * `--json`), and the exit code of the error. Its own module so that `program.ts` loads the output
- * helpers only when something failed (issue 15: process start).
+ * helpers only when something failed (to keep process start short).
  */
 import { isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { CliIO } from './io.js';

@@ -7,7 +7,8 @@
  * optimized code in function by function. For a command that lives a second or two (`ask`,
  * `memory list`, `sql`) the second pass never pays off: on a 2-core machine the background compile
  * competes with the command itself, and its code is extra memory. Measured with
- * `bench/process-start.ts` on this project's 2-core machine (BENCHMARKS.md, issue 15 third session):
+ * `bench/process-start.ts` on this project's 2-core machine
+ * (docs/perf/2026-12-01-baseline-wasm-tier-and-bundle.md):
  * `ask` on the demo shop with the embedded store, baseline only against both tiers, first model
  * request 1.57 s against 2.35 s and peak RSS 219 MB against 310 MB.
  *

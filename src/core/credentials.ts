@@ -161,11 +161,6 @@ export function findCredentials(text: string): CredentialFinding[] {
     .map(({ matchStart: _s, matchEnd: _e, ...finding }) => finding);
 }
 
-/** True when `text` holds a credential of any shape of {@link findCredentials}. */
-export function hasCredential(text: string): boolean {
-  return findCredentials(text).length > 0;
-}
-
 /**
  * `text` with the secret part of every credential replaced by {@link CREDENTIAL_MASK} (recognisable
  * prefixes such as `ghp_` kept). Text without credentials comes back unchanged; idempotent.

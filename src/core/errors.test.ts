@@ -1,5 +1,5 @@
 /**
- * `details` typed per error code (issue 18): a constructor call is checked against its code's
+ * `details` typed per error code: a constructor call is checked against its code's
  * entry in ErrorDetailsByCode (the `@ts-expect-error` lines fail `tsc` the day a wrong field is
  * accepted), and `isSqlrecallError(error, code)` narrows to that code's facts.
  */

@@ -35,7 +35,7 @@ export type ErrorCode =
   | 'credential_refused'
   | 'cancelled';
 
-/** Where each code goes: CLI exit code (DESIGN.md "Exit codes") and HTTP status. */
+/** Where each code goes: CLI exit code and HTTP status. */
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpStatus: number }>> = {
   usage: { exitCode: 2, httpStatus: 400 },
   config: { exitCode: 2, httpStatus: 500 },
@@ -49,23 +49,23 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   model_missing: { exitCode: 5, httpStatus: 503 },
   model_output: { exitCode: 5, httpStatus: 502 },
   model_truncated: { exitCode: 5, httpStatus: 502 },
-  // Issue 19: the chat model gave no first token within SQLRECALL_MODEL_TIMEOUT_MS (still loading, too slow).
+  // The chat model gave no first token within SQLRECALL_MODEL_TIMEOUT_MS (still loading, too slow).
   model_timeout: { exitCode: 5, httpStatus: 504 },
   not_found: { exitCode: 2, httpStatus: 404 },
   // The store was built with another embedding model or dimension: a configuration problem.
   memory_embedding_mismatch: { exitCode: 2, httpStatus: 409 },
   memory_store: { exitCode: 1, httpStatus: 500 },
-  // HTTP API (issue 6): missing/unknown token, a team change by a non-admin, an oversized body.
+  // HTTP API: missing/unknown token, a team change by a non-admin, an oversized body.
   unauthorized: { exitCode: 2, httpStatus: 401 },
   forbidden: { exitCode: 2, httpStatus: 403 },
   too_large: { exitCode: 2, httpStatus: 413 },
   internal: { exitCode: 1, httpStatus: 500 },
-  // Issue 14: every pooled connection is running a query and the wait queue is full or timed out
+  // Every pooled connection is running a query and the wait queue is full or timed out
   // (the database itself answers: this is not db_unreachable).
   db_busy: { exitCode: 4, httpStatus: 503 },
-  // Issue 14: not even one row fits in the result byte budget (--max-result-bytes).
+  // Not even one row fits in the result byte budget (--max-result-bytes).
   result_too_large: { exitCode: 4, httpStatus: 422 },
-  // The memory store is locked by another process or cannot be reached (issue 15): exit 6, HTTP 503.
+  // The memory store is locked by another process or cannot be reached: exit 6, HTTP 503.
   memory_unavailable: { exitCode: 6, httpStatus: 503 },
   // HTTP API: the user already has as many statements or questions running as one user may
   // (SQLRECALL_MAX_REQUESTS_PER_USER); the caller should wait (Retry-After). Exit 2: the call was
@@ -251,7 +251,7 @@ export class SqlrecallError<C extends ErrorCode = ErrorCode> extends Error {
     this.status = typeof this.details.status === 'number' ? this.details.status : undefined;
   }
 
-  /** CLI exit code for this error (DESIGN.md). */
+  /** CLI exit code for this error. */
   get exitCode(): number {
     return ERROR_TABLE[this.code].exitCode;
   }

@@ -1,5 +1,5 @@
 /**
- * The one logger (issue 10, point 7): pino, one JSON object per line, with structured fields and
+ * The one logger: pino, one JSON object per line, with structured fields and
  * levels. Every field — the message, every string inside the logged object, every key — passes
  * {@link sanitizeLogText}: passwords are masked by {@link redactSecrets}, tokens and keys by
  * {@link maskCredentials}, and control characters

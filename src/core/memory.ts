@@ -1,5 +1,5 @@
 /**
- * The memory model (DESIGN.md "Memory model"): one row per fact, scoped to a user (or a team), with
+ * The memory model: one row per fact, scoped to a user (or a team), with
  * an append-only history. The scope is a required argument of every call: there is no way to read
  * or change memories without one.
  */
@@ -7,7 +7,7 @@
 /** Kinds of memory. */
 export type MemoryKind = 'preference' | 'term' | 'metric' | 'entity' | 'example' | 'context';
 
-/** Kinds of message (DESIGN.md "Classification"): what one user message asks of the assistant. */
+/** Kinds of message: what one user message asks of the assistant. */
 export type MessageKind = 'question' | 'instruction' | 'both' | 'command' | 'neither';
 
 /** All kinds, in display order. */
@@ -75,7 +75,7 @@ export interface Memory {
   updatedAt: string;
   expiresAt: string | null;
   /**
-   * Pinned memories are always recalled, whatever the question (issue 12). Stores always set it;
+   * Pinned memories are always recalled, whatever the question. Stores always set it;
    * absent (hand-built values) means false.
    */
   pinned?: boolean;
@@ -183,17 +183,17 @@ export interface MemoryListOptions {
   limit?: number;
   /**
    * Only memories that name no table or at least one of these (`schema.table`, compared
-   * case-insensitively): the standing preferences of a question (issue 15).
+   * case-insensitively): the standing preferences of a question.
    */
   tablesAny?: string[];
   /**
    * Only memories that define a term whose stemmed content words are all among these (see
-   * `contentWords` in src/memory/text.ts): exact term recall, answered by an index (issue 15).
+   * `contentWords` in src/memory/text.ts): exact term recall, answered by an index.
    */
   termWordsWithin?: string[];
   /**
    * Only memories whose pinned state is this (`true`: the pinned memories that recall always
-   * includes, read from a partial index instead of every memory of the scope; issue 15).
+   * includes, read from a partial index instead of every memory of the scope).
    * Default: both.
    */
   pinned?: boolean;
@@ -212,7 +212,7 @@ export interface MemoryListOptions {
 
 /**
  * The reads of one scope that recall makes for a question (`memory/recall.ts`), asked at once so a
- * store can answer them with one statement (issue 15: one round trip per scope instead of four).
+ * store can answer them with one statement (one round trip per scope instead of four).
  * Each part is defined as the {@link MemoryStore.list} / {@link MemoryStore.search} call named on it;
  * {@link RecallReads} holds exactly what those calls return.
  */

@@ -4,7 +4,7 @@
  * (embedding model of a store), the model adapters and the configuration all need them.
  */
 
-/** Ollama's address when nothing is configured (Ollama's own default; DESIGN.md "Configuration"). */
+/** Ollama's address when nothing is configured (Ollama's own default). */
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
 
 /** Adds the implicit `:latest` tag when a name has none; trims whitespace. */

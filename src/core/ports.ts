@@ -148,7 +148,7 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-/** Default byte budget of one result (64 MiB, sized for a laptop; issue 14). */
+/** Default byte budget of one result (64 MiB, sized for a laptop). */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link DatabaseConnector.introspect}. */

@@ -1,5 +1,5 @@
 /**
- * Secret hygiene (issue 10, point 3): connection strings may carry passwords, which must never
+ * Secret hygiene: connection strings may carry passwords, which must never
  * reach logs, prompts, the UI, API responses or error messages. {@link redactSecrets} is the ONE
  * function that masks them; every other helper here calls it.
  *

@@ -1,5 +1,5 @@
 /**
- * The one retry policy of sqlrecall (issue 18 "retries that exist"): bounded attempts, exponential
+ * The one retry policy of sqlrecall: bounded attempts, exponential
  * backoff with full jitter, cancellable by an `AbortSignal`. Callers wrap only calls that are safe
  * to repeat — an embedding request (an idempotent read), or opening a database connection before
  * any statement was sent on it — never a statement that may have run (a user query in flight, a

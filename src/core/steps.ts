@@ -49,7 +49,7 @@ export type Step =
   /** A message answered without SQL (an instruction, a memory command, a greeting). */
   | { type: 'reply'; text: string }
   /**
-   * Answered without the model (issue 19): from a saved example (`exampleId`) or a rule. `why` says
+   * Answered without the model: from a saved example (`exampleId`) or a rule. `why` says
    * why the model was not used (`--no-model`, or the model error).
    */
   | { type: 'fallback'; path: 'example' | 'rules'; exampleId?: string; why: string; explanation: string }
@@ -71,7 +71,7 @@ export interface AskOutcome {
   recalledMemories: AppliedMemory[];
   /**
    * Standing preferences set aside for this question because it explicitly asked for what they
-   * filter out (issue 12), each with the reason shown to the user. Absent when none.
+   * filter out, each with the reason shown to the user. Absent when none.
    */
   setAsideMemories?: (AppliedMemory & { reason: string })[];
   /** What the message was: question, instruction, both, command or neither (absent without memory). */
@@ -87,7 +87,7 @@ export interface AskOutcome {
    * writing SQL): its reason, possibly ''. `sql` is then null and `answer` says so honestly.
    */
   unanswerable?: string;
-  /** Which path produced the SQL: the model, a saved example or a rule (issue 19); absent = model. */
+  /** Which path produced the SQL: the model, a saved example or a rule; absent = model. */
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;

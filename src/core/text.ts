@@ -1,5 +1,5 @@
 /**
- * The one text toolkit of the project (issue 18 "one of each"): stop words, the light English
+ * The one text toolkit of the project: stop words, the light English
  * stemmer, identifier word splitting and a bounded edit distance. Schema linking, memory term
  * matching, the identifier check and the empty-result check all use these; nothing here imports
  * from another layer. Deterministic, no dependencies.

@@ -84,7 +84,7 @@ describe('generateDemoData', () => {
   });
 
   it('matches the pinned digest of the reference range (version 3: same rows, date comments from the data)', () => {
-    // Version 2 (issue 11): the demo database's dates are relative to its creation day; the
+    // Version 2: the demo database's dates are relative to its creation day; the
     // reference range the generator uses without a range still gives version 1's rows. Version 3
     // changed only the database's comments (dates read from the loaded rows), not the rows.
     expect(DEMO_SCHEMA_VERSION).toBe(3);
@@ -182,7 +182,7 @@ describe('generateDemoData', () => {
   });
 });
 
-describe('demo dates relative to the creation day (issue 11)', () => {
+describe('demo dates relative to the creation day', () => {
   it('covers the two years up to the day before creation', () => {
     expect(demoRange(new Date('2026-12-01T02:46:00Z'))).toEqual({
       firstDay: '2024-12-01',

@@ -114,7 +114,7 @@ describe('createDemoDatabase: interrupted and replaced builds', () => {
     expect(buildMs).toBeLessThan(45_000);
   });
 
-  it('dates the orders in the two years up to yesterday, and says so (issue 11)', async () => {
+  it('dates the orders in the two years up to yesterday, and says so', async () => {
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     expect(result.range?.lastDay).toBe(yesterday);
     expect(

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { type DefogQuestion, readDefogCsv } from './gold.js';
 
-/** How domain instructions reach the model (issue 7, "memory ablation"). */
+/** How domain instructions reach the model. */
 export type MemoryMode = 'none' | 'prompt' | 'taught';
 
 /** Every memory mode, in report order. */

@@ -1,5 +1,5 @@
 /**
- * Helpers for defog's gold-query notation (sql-eval, `../shared/benchmarks/README.md`):
+ * Helpers for defog's gold-query notation (its `sql-eval` repository):
  * several gold queries separated by `;`, `{a, b}` in a SELECT list meaning "a, b, or both",
  * `{}` repeating the same choice later (e.g. in GROUP BY); plus the reader of
  * the question files (CSV through `csv-parse`). Used by tests now and the eval harness later.

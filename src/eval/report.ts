@@ -42,7 +42,7 @@ export interface ModeSummary {
     notStored: { db: string; sentence: string; why: string }[];
   };
   /**
-   * `eval --model none` only (issue 19): coverage (answered / questions) and execution accuracy
+   * `eval --model none` only: coverage (answered / questions) and execution accuracy
    * of the answered ones (correct / answered), and how many each path answered.
    */
   withoutModel?: WithoutModelStats;

@@ -96,7 +96,7 @@ export interface EvalRecord {
   /** `taught` mode, questions with instructions: a memory taught from them was recalled (reached the prompt). */
   relevantMemoryRecalled?: boolean;
   /**
-   * `--model none` runs (issue 19): which path answered (`example`, `rules`), or `none` when
+   * `--model none` runs: which path answered (`example`, `rules`), or `none` when
    * neither a saved example nor a rule answered with certainty (the question needed the model).
    */
   path?: 'model' | 'example' | 'rules' | 'none';
@@ -134,7 +134,7 @@ export interface EvalRunOptions {
   /** Stops the run: the question in flight is dropped (not recorded), the rest returned. */
   signal?: AbortSignal;
   /**
-   * `eval --model none` (issue 19): every question is asked with `noModel` — answered only from
+   * `eval --model none`: every question is asked with `noModel` — answered only from
    * saved examples and rules; "needs the model" is recorded as unanswered (path `none`), not fatal.
    */
   noModel?: boolean;

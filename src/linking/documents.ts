@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Schema, Table } from '../core/schema.js';
-import { qualifiedName } from '../sql/render.js';
 import { splitWords } from './words.js';
 
 /**
@@ -130,11 +129,6 @@ export function tableDocument(
   if (valueParts.length > 0) lines.push(`values: ${valueParts.join('; ')}`);
   const text = lines.join('\n');
   return text.length > MAX_DOCUMENT_LENGTH ? text.slice(0, MAX_DOCUMENT_LENGTH) : text;
-}
-
-/** `consumer_div.users` → the table's prompt name (quoted where needed). */
-export function promptName(table: { schema: string; name: string }): string {
-  return qualifiedName(table);
 }
 
 function oneLine(text: string, maxLength: number): string {

@@ -64,7 +64,7 @@ export interface LinkingPlannerOptions {
   answerReserveTokens?: number;
   /** Tokens of the SQL prompt without schema for `question`; default question + 300. */
   promptOverheadTokens?: (question: string) => number;
-  /** Below this many tables the whole schema is sent when it fits; default 30 (issue 5). */
+  /** Below this many tables the whole schema is sent when it fits; default 30. */
   smallSchemaTables?: number;
   /** Linked mode: fill with further candidates up to this many schema tokens; default 1500. */
   targetSchemaTokens?: number;
@@ -104,7 +104,7 @@ interface Prepared {
 /** Creates the planner (see the module comment). */
 export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPlanner {
   const prepared = new WeakMap<readonly IndexedTable[], Prepared>();
-  // The whole schema's rendering and its tokens, once per catalog (issue 15: rendering 100 tables
+  // The whole schema's rendering and its tokens, once per catalog (rendering 100 tables
   // for every question cost ≈ 2 ms of each question's overhead).
   const wholeRendered = new WeakMap<Schema, { wholeText: string; wholeSchemaTokens: number }>();
   const whole = (schema: Schema) => {

@@ -79,7 +79,7 @@ export class SchemaIndex {
     const embed = options.embed ?? true;
     if (this.synced?.schema === schema && (this.synced.embedded || !embed)) return this.synced.report;
     // Questions arriving together (a server's first wave of users) share one sync of the same
-    // catalog instead of each sampling, embedding and writing every table (issue 15).
+    // catalog instead of each sampling, embedding and writing every table.
     const running = this.running;
     if (running && running.schema === schema && (running.embed || !embed)) return running.report;
     const report = this.syncNow(schema, embed);

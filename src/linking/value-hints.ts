@@ -10,7 +10,7 @@ import { postgresDialect } from '../databases/postgres/dialect.js';
 import { quoteIdent } from '../sql/render.js';
 import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
 
-/** Most distinct values for a column to count as low-cardinality (issue 5: "at most 50"). */
+/** Most distinct values for a column to count as low-cardinality: at most 50. */
 export const MAX_HINT_VALUES = 50;
 /** Rows read per table for sampling. */
 export const SAMPLE_ROWS = 2000;

@@ -1,5 +1,5 @@
 /**
- * `sqlrecall mcp`: the Model Context Protocol server (issue 17, item 3). One process serves exactly
+ * `sqlrecall mcp`: the Model Context Protocol server. One process serves exactly
  * one user (from `--user` / SQLRECALL_USER / the OS user), never a user named in tool arguments;
  * every tool runs through the same Runtime as the CLI: `ask` through the Assistant pipeline
  * (guard, read-only execution, repairs, memory), `sql` through the guard, `schema` and

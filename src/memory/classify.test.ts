@@ -25,7 +25,7 @@ describe('classification patterns', () => {
     ['Which customers never ordered?', 'question'],
     ['what does high value order mean?', 'question'],
     ['how many of those were wholesale?', 'question'],
-    // Issue 12: not confidently a question (no question word, no "?") → the model decides.
+    // Not confidently a question (no question word, no "?") → the model decides.
     ['customers in Mumbai', 'unsure'],
     ['Actually show orders of every status again', 'instruction'],
     ['recuerda que un cliente vip es quien tiene pedidos de mas de 10000', 'unsure'],

@@ -1,5 +1,5 @@
 /**
- * What a message asks for (issue 3, point 3): a question, an instruction to remember, both, a
+ * What a message asks for: a question, an instruction to remember, both, a
  * memory command ("forget the India filter", "what do you remember about me?") or neither. Fast
  * patterns decide the usual phrasings; the model is asked only when they disagree within one
  * clause (an instruction phrase inside a question).
@@ -109,7 +109,7 @@ const TARGET_CONTINUES =
 /**
  * Whether a forget target names one thing to forget on its own: at least one word that is not
  * deictic or conversational ("that", "previous instructions", "everything above"), and no second
- * request after it. Only such targets make a message a forget command (issue 12, point 3).
+ * request after it. Only such targets make a message a forget command.
  */
 export function namesForgetTarget(target: string): boolean {
   if (TARGET_CONTINUES.test(target)) return false;

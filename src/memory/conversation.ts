@@ -1,5 +1,5 @@
 /**
- * Conversation context (issue 3, point 7): the recent turns of a conversation (question, SQL, row
+ * Conversation context: the recent turns of a conversation (question, SQL, row
  * count, short summary) and a rolling summary of older turns, persisted per user and
  * conversation, so a follow-up ("how many of those were wholesale?") sees the previous SQL — also
  * days later, in a new process. The rolling summary is built without a model: one short line per
@@ -113,7 +113,7 @@ export function renderConversation(context: ConversationContext | undefined): st
 export const MAX_LOCAL_CONVERSATIONS = 500;
 
 /**
- * Turns of conversations whose user has memory off, kept in this process only (issue 10, point 1).
+ * Turns of conversations whose user has memory off, kept in this process only.
  * Keyed by the user scope AND the conversation id, so two users who send the same id never see
  * each other's questions or SQL. Bounded: at most `maxConversations` conversations (least recently
  * used dropped first, default {@link MAX_LOCAL_CONVERSATIONS}) of at most {@link KEPT_TURNS} turns.

@@ -1,5 +1,5 @@
 /**
- * Extraction (issue 3, point 4): the facts a user wants remembered, from the user's own message
+ * Extraction: the facts a user wants remembered, from the user's own message
  * only — never from the assistant's text, SQL, column lists or result rows. At most `maxFacts`
  * facts (default 2), none allowed; each with a kind, the user's wording, and, where possible, a SQL
  * fragment checked against the schema (dropped, with a note, when it does not check out). A fact

@@ -1,12 +1,12 @@
 /**
- * Recall (issue 3, point 6; DESIGN.md "Read path"): the memories that apply to one question.
+ * Recall: the memories that apply to one question.
  * - Preferences are standing filters: every active preference that touches a table in play (or
  *   names no table) applies, whatever its similarity to the question.
  * - Terms, metrics, entities, examples and context are recalled by similarity (top-k above a
  *   minimum) plus exact term match (every content word of the defined term occurs in the question).
  * - Team memories (scope `{team}`) are recalled next to the user's own; on conflict the user's own
  *   wins. Conflict: same kind family and (a shared column, or the same defined term).
- * - Pinned memories (issue 12) are always recalled, whatever the question, unless expired.
+ * - Pinned memories are always recalled, whatever the question, unless expired.
  * Only the caller's scopes are ever read; `without` skips memories for this question only.
  */
 
@@ -190,7 +190,7 @@ async function recallScope(
 ): Promise<RecalledMemory[]> {
   const play = new Set(input.tablesInPlay.map((t) => t.toLowerCase()));
   const out: RecalledMemory[] = [];
-  // Every read is answered in SQL from indexes (issue 15): the standing preferences on a table in
+  // Every read is answered in SQL from indexes: the standing preferences on a table in
   // play (first MAX_STANDING_PREFERENCES unexpired ones by age), the definitions whose term's words
   // all occur in the question, the similar ones and the pinned ones — never a read of every memory
   // of the scope; on the SQL store all four in one statement (`store/recall-reads.ts`).

@@ -128,7 +128,7 @@ describe('reconcileFact', () => {
     expect(d.target?.text).toBe('only delivered orders');
   });
 
-  it('issue 12: a preference on the same column with another value supersedes by rule, with or without a model', async () => {
+  it('a preference on the same column with another value supersedes by rule, with or without a model', async () => {
     const shipped = (text: string) =>
       fact(text, {
         sql: "orders.status = 'shipped'",

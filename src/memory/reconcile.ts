@@ -1,5 +1,5 @@
 /**
- * Reconciliation, v1 (issue 3, point 5; DESIGN.md "Memory model"): how a new fact changes a
+ * Reconciliation, v1: how a new fact changes a
  * scope's memories.
  * 1. an active memory with the same normalised text → NOOP (exact duplicate);
  * 2. best similarity ≥ `high` → NOOP;
@@ -10,7 +10,7 @@
  *    new fact);
  * 4. otherwise ADD.
  *
- * Before step 3, one rule decides without the model (issue 12, point 2), so every path — `memory
+ * Before step 3, one rule decides without the model, so every path — `memory
  * add`, `POST /api/memories`, the bank, import and chat teaching — supersedes the same way with or
  * without a reachable model: a new **preference** with SQL whose compiled predicate filters exactly
  * the same column(s) as an active preference with SQL, with a different set of constants

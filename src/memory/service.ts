@@ -1,5 +1,5 @@
 /**
- * The memory logic as one small service over the store (DESIGN.md "Memory model"): the durable
+ * The memory logic as one small service over the store: the durable
  * write path (pending write → extraction → reconciliation → write, serialized per scope), recall,
  * plain-language forgetting and model-free additions. The store is reached only through the
  * methods listed in {@link MemoryBackend}.

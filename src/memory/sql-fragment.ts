@@ -431,7 +431,7 @@ export async function predicateParts(fragment: string): Promise<PredicateParts |
  * in a filtering part (WHERE, HAVING, JOIN … ON), and every comparison among its top-level AND
  * conjuncts ({@link PredicateParts.conditions}) is an AND conjunct of one of those clauses with the
  * same operator and constant — so `status <> 'delivered'`, `NOT (status = 'delivered')` or
- * `status = 'delivered' OR true` do not count as applying `status = 'delivered'` (issue 12). The
+ * `status = 'delivered' OR true` do not count as applying `status = 'delivered'`. The
  * comparison tolerates aliases, casts, operand order (`10000 < total` is `total > 10000`) and
  * formatting. A predicate whose top level is not a comparison (an OR, a function) is checked by
  * columns and constants only. Callers treat a fragment that does not parse as present and a

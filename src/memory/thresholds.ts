@@ -1,14 +1,14 @@
 /**
- * Similarity thresholds of reconciliation, per embedding model (issue 3, point 5). Similarity is
+ * Similarity thresholds of reconciliation, per embedding model. Similarity is
  * 1 − cosine distance. At or above `high` a new fact is a NOOP (the same fact said again); between
  * `low` and `high` the model decides; below `low` it is added.
  */
 
 /** The two thresholds. */
 export interface SimilarityThresholds {
-  /** Below: ADD without asking the model. Default 0.70 (issue 3). */
+  /** Below: ADD without asking the model. Default 0.70. */
   low: number;
-  /** At or above: NOOP. Default 0.95 (issue 3). */
+  /** At or above: NOOP. Default 0.95. */
   high: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The last few single-text embeddings, kept in process (issue 15, "Fast recall"): one question is
+ * The last few single-text embeddings, kept in process: one question is
  * embedded by schema linking (nearest tables) and again by memory recall, with the same model and
  * text; the second call is answered from here instead of a second model round trip (≈ 5 ms to a
  * local zero-delay server, a real model's time on top). Batches of several texts (documents,

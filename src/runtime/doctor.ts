@@ -273,7 +273,7 @@ export async function checkDatabase(runtime: Runtime): Promise<Check> {
 }
 
 /**
- * The recommended read-only role (README "Safety"): log in as this role so that even a statement
+ * The recommended read-only role (docs/safety.md): log in as this role so that even a statement
  * that got past every check could not write. `database` and `schemas` are quoted as identifiers.
  */
 export function readOnlyRoleSql(database: string, schemas: string[] = ['public']): string {
@@ -336,7 +336,7 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
     if (powers.length === 0)
       return { name: 'database role', ok: true, level: 'ok', message: `role ${String(role)} cannot write` };
     const schemas = Array.isArray(usable) && usable.length > 0 ? usable.map(String) : ['public'];
-    // Issue 10, item 8: a superuser can read credential catalogs, call any function (dblink, file
+    // A superuser can read credential catalogs, call any function (dblink, file
     // access) and so reach beyond the read-only transaction: say so loudly.
     const superuserNote =
       superuser === true
@@ -361,7 +361,7 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
 }
 
 /**
- * The prominent start-up warning of `serve` (issue 10, item 8) for a role check that warned
+ * The prominent start-up warning of `serve` for a role check that warned
  * (superuser or a role that can write), or undefined when the role is read-only or unchecked.
  * Plain text; the caller colours it.
  */

@@ -165,7 +165,7 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<EvalSumma
     },
     onProgress: options.onProgress,
     signal: options.signal,
-    // `eval --model none` (issue 19): answers only from saved examples and rules.
+    // `eval --model none`: answers only from saved examples and rules.
     ...(config.model === 'none' ? { noModel: true } : {}),
   });
   let result: Awaited<typeof running>;

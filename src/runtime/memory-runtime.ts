@@ -122,7 +122,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     // A question is embedded by schema linking and by recall: the second is answered in process.
     const embedder = rememberEmbeddings(modelProviderFor(config).embeddingModel());
     // The store's start (a PGlite start, or a socket to the process holding it) and the model
-    // server's answer on the embedding size run side by side: neither needs the other (issue 15).
+    // server's answer on the embedding size run side by side: neither needs the other.
     const probed = embedder.dimensions();
     probed.catch(() => undefined); // awaited below, after the store opened (or failed to)
     await store.embeddingInfo();
@@ -139,7 +139,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     }
     if (canEmbed && options.allowWithoutEmbeddings) {
       // Listing, history and export need no vectors: a store recorded with another embedding model
-      // is opened as it is (issue 12), with embedding disabled, instead of being refused.
+      // is opened as it is, with embedding disabled, instead of being refused.
       const recorded = await store.embeddingInfo();
       if (recorded && (recorded.model !== embedding.model || recorded.dimensions !== embedding.dimensions)) {
         embedding = recorded;

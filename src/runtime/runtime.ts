@@ -13,7 +13,7 @@ import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 
 // The question pipeline, the memory store and schema linking are imported when first needed
-// (issue 15: process start): a command that fails on its configuration, or never asks a
+// (to keep process start short): a command that fails on its configuration, or never asks a
 // question, does not load the SQL parser, the memory store or the linker.
 
 /**
@@ -87,8 +87,8 @@ export class Runtime {
     try {
       return await this.memory();
     } catch (error) {
-      // Model server down: open the store anyway (its saved examples answer without the model,
-      // issue 19); the question itself then fails over to examples and rules.
+      // Model server down: open the store anyway (its saved examples answer without the
+      // model); the question itself then fails over to examples and rules.
       if (isSqlrecallError(error, 'model_unreachable'))
         return await this.memory({ allowWithoutEmbeddings: true }).catch(() => undefined);
       if (!isSqlrecallError(error, 'model_missing')) throw error;
@@ -101,7 +101,7 @@ export class Runtime {
 
   /** The chat model (created lazily; no network until used). */
   chat(): ChatModel {
-    // A model that gives no first token in time fails with model_timeout (issue 19: fallback path).
+    // A model that gives no first token in time fails with model_timeout (fallback path).
     this.chatModel ??= showThinking(
       withFirstTokenTimeout(
         this.provider().chatModel(),
@@ -137,7 +137,7 @@ export class Runtime {
       );
     }
     if (!this.db) {
-      // Every statement is judged against this database's catalog first (issue 10, item 8).
+      // Every statement is judged against this database's catalog first.
       const opening = Promise.all([
         openDatabase(url, { schemas: this.config.schemas }),
         import('../sql/function-policy.js'),
@@ -159,14 +159,14 @@ export class Runtime {
    *
    * `options.prefetchContextLength` (a one-shot question, `ask`): the model's context length —
    * the first model call a question makes, from schema linking — is requested at once, before the
-   * databases open, instead of once the catalog is read (issue 15). Default off: a long-lived
+   * databases open, instead of once the catalog is read. Default off: a long-lived
    * runtime (`chat`, `serve`) would otherwise call the model server before any question, and keep
    * a failure from a server that comes up later.
    */
   async assistant(options: { prefetchContextLength?: boolean } = {}): Promise<Assistant> {
     if (!this.config.databaseUrl) await this.database(); // fails fast with the how-to, before opening memory
     // With `prefetchContextLength`, the model's context length (schema linking's first model call,
-    // made once the catalog is read) is requested now, before the databases open (issue 15): the
+    // made once the catalog is read) is requested now, before the databases open: the
     // HTTP client compiles its parser (WebAssembly, synchronously) on its first connection, and
     // doing that while V8 compiles PGlite's 9 MB module stalled the process for ≈ 350 ms.
     const contextSource = this.provider();
@@ -187,7 +187,7 @@ export class Runtime {
     // Both open a PGlite data directory (a second or two each): in parallel.
     const [db, memory] = await Promise.all([this.database(), this.pipelineMemory()]);
     const [{ Assistant }, { createMemoryHook }, { createSchemaLinking }] = await pipeline;
-    // Schema linking (issue 5): its index lives beside the memories when the store is open, so it
+    // Schema linking: its index lives beside the memories when the store is open, so it
     // survives the process; otherwise it is kept in process memory.
     const linking = createSchemaLinking({
       config: this.config,
@@ -211,11 +211,11 @@ export class Runtime {
       maxRepairs: this.config.maxRepairs,
       allowTables: this.config.allowTables,
       sqlMaxTokens: this.config.maxSqlTokens,
-      // Saved examples answer without the model when it is down or `--no-model` (issue 19).
+      // Saved examples answer without the model when it is down or `--no-model`.
       examples: memory?.store,
-      // Answers without the model never skip a standing preference (issue 19).
+      // Answers without the model never skip a standing preference.
       ...(memory ? { preferences: memory.store } : {}),
-      // Few-shot (issue 19): the user's similar examples go into the SQL prompt.
+      // Few-shot: the user's similar examples go into the SQL prompt.
       ...(memory?.canEmbed ? { exampleEmbedder: memory.embedder } : {}),
       exampleMatch: {
         minEmbeddingSimilarity: this.config.exampleMinSimilarity,

@@ -1,5 +1,5 @@
 /**
- * Wires schema linking (issue 5) from a {@link Config}: the configured embedding model, the chat
+ * Wires schema linking from a {@link Config}: the configured embedding model, the chat
  * model's context window from the model provider, value sampling through the user's database connector, and the
  * index store — the shared memory database when the caller passes its SQL client, else in memory.
  * The index is keyed by the database fingerprint, known after the first introspection.

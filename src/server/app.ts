@@ -1,5 +1,5 @@
 /**
- * The HTTP API (issue 6): a Hono app with zod-validated routes described at `/openapi.json`,
+ * The HTTP API: a Hono app with zod-validated routes described at `/openapi.json`,
  * token or local authentication, one error shape `{error: {code, message}}` with the status from
  * `ERROR_TABLE`, and the web UI's static files. Test it in-process with `app.request()`.
  */

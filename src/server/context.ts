@@ -21,7 +21,7 @@ export interface ErrorBody {
 /** The error body of any thrown value (unexpected errors get a generic sentence). */
 export function errorBody(error: unknown): { body: ErrorBody; status: number } {
   const err = toSqlrecallError(error);
-  // Every API error passes the one redaction function (issue 10, point 3).
+  // Every API error passes the one redaction function.
   const message = err.code === 'internal' ? 'Unexpected server error.' : redactSecrets(err.message);
   const hint = typeof err.details.hint === 'string' ? redactSecrets(err.details.hint) : undefined;
   return {

@@ -1,7 +1,7 @@
 /**
  * What the HTTP API needs from the rest of the system, as one small interface: built from a
  * {@link Runtime} by `serve` ({@link depsFromRuntime}), or from test doubles. The server keeps no
- * state that matters between requests (DESIGN.md "Scaling out"): memories, conversations and
+ * state that matters between requests: memories, conversations and
  * tokens live in the memory store's database.
  */
 import type { Assistant } from '../agent/assistant.js';

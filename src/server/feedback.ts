@@ -1,5 +1,5 @@
 /**
- * Feedback on an answer (issue 6): thumbs up stores the question and its SQL as an `example`
+ * Feedback on an answer: thumbs up stores the question and its SQL as an `example`
  * memory (recalled as a few-shot example for similar questions); thumbs down with a corrected SQL
  * stores the correction instead. The SQL must pass the read-only guard. An example for the same
  * question is updated in place rather than duplicated.

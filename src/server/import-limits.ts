@@ -1,5 +1,5 @@
 /**
- * Bounded cost of `POST /api/memories/import` (issue 10, point 4). An 18 MiB nested document used
+ * Bounded cost of `POST /api/memories/import`. An 18 MiB nested document used
  * to take 11 s and 1.3 GB to reject while other users waited. The middleware here refuses a hostile
  * document before any expensive work, in this order:
  * 1. `Content-Length` above {@link MAX_IMPORT_BYTES} → 413 without reading the body;

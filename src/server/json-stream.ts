@@ -1,5 +1,5 @@
 /**
- * A JSON document as a stream of small chunks (issue 14): the `rows` array is encoded one row per
+ * A JSON document as a stream of small chunks: the `rows` array is encoded one row per
  * chunk, so a result near the byte budget never becomes one giant string plus its UTF-8 copy in
  * the server's memory. The text is the same JSON as `JSON.stringify(document)` would give (keys in
  * order, `undefined` members left out), without indentation.

@@ -1,5 +1,5 @@
 /**
- * Cross-site request refusal for local mode (issue 10, point 5). Local mode has no login, so any
+ * Cross-site request refusal for local mode. Local mode has no login, so any
  * web page the user visits could make the browser send a request to `http://localhost:PORT`; a
  * plain HTML form needs no CORS preflight and no body (`POST /api/memories/{id}/restore`). The
  * Host check in the auth middleware stops DNS rebinding; this check stops forged requests from

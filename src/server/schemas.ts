@@ -47,7 +47,7 @@ export const IdSchema = z
 /** `scope=user` (default: your own memories) or `scope=team` (your team's shared memories). */
 export const ScopeQuery = z.object({ scope: z.enum(['user', 'team']).optional() });
 
-/** A stored memory (DESIGN.md "Memory model"), without its embedding. */
+/** A stored memory, without its embedding. */
 export const MemorySchema = z
   .object({
     id: z.string(),
@@ -67,7 +67,7 @@ export const MemorySchema = z
     expiresAt: z.string().nullable(),
     /** The last day it holds, as the user typed it (`YYYY-MM-DD` in their time zone); null: never expires. */
     expiresOn: z.string().nullable().optional(),
-    /** Pinned memories are always recalled (issue 12). */
+    /** Pinned memories are always recalled. */
     pinned: z.boolean().default(false),
     /** Where it came from: how (chat, hand, import, confirmed), the conversation, the user's words; null when not recorded. */
     origin: z
@@ -177,7 +177,7 @@ export const AskResponseSchema = z
     sql: z.string().nullable(),
     /** Column names, in order (their types are `columnTypes`). */
     columns: z.array(z.string()),
-    /** Type name of each column (issue 14 value contract; README "How values reach you"). */
+    /** Type name of each column (docs/operations.md, "How values reach you"). */
     columnTypes: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),
     rowCount: z.number(),
@@ -199,7 +199,7 @@ export const AskResponseSchema = z
     memoryProblems: z.array(z.string()).optional(),
     conversationId: z.string().optional(),
     unanswerable: z.string().optional(),
-    /** Which path answered (issue 19): `example` (a reused saved example) or `rules`; absent: the model. */
+    /** Which path answered: `example` (a reused saved example) or `rules`; absent: the model. */
     path: z.enum(['model', 'example', 'rules']).optional(),
     /** The saved example reused (path `example`). */
     exampleId: z.string().optional(),

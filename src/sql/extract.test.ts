@@ -205,7 +205,7 @@ describe('extractSql: properties', () => {
   });
 });
 
-describe('SQL inside a string (issue 11)', () => {
+describe('SQL inside a string', () => {
   it('reads a label followed by the statement in double quotes', () => {
     expect(extractSql('SQLQuery: "SELECT count(*) FROM orders"\nSQLResult: 5')).toEqual({
       ok: true,

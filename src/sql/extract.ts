@@ -1,5 +1,5 @@
 /**
- * Model text → exactly one SQL statement (DESIGN.md "SQL safety, in depth", step 1).
+ * Model text → exactly one SQL statement.
  *
  * Small local models wrap SQL in code fences (with or without a language tag, sometimes in bold),
  * prefix it with prose or labels (`SQLQuery:`, `SQL:`, `Answer:`), append explanations, or open
@@ -134,7 +134,7 @@ const QUOTED_LABEL =
   /^([ \t>*_-]*(?:SQLQuery|SQL ?Query|SQL|Query|Answer)\s*:\s*)"((?:select|with|values|table|explain)\b[\s\S]*)"[ \t.]*$/im;
 
 /**
- * Unwraps two reply shapes that carry SQL inside a string (issue 11): a JSON object whose `sql`
+ * Unwraps two reply shapes that carry SQL inside a string: a JSON object whose `sql`
  * (or `query`) member is the statement, alone or in a fence; and a label followed by the
  * statement in double quotes. Anything else is returned unchanged.
  */

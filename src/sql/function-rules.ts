@@ -1,5 +1,5 @@
 /**
- * The function policy as data (issue 10, item 8; DESIGN.md "SQL safety, in depth"). The guard
+ * The function policy as data. The guard
  * (`guard.ts`) knows PostgreSQL's built-ins by name; `function-policy.ts` judges every other
  * function a statement calls from the target database's catalog (`pg_proc`, `pg_extension`,
  * `pg_depend`) using the lists below. A function outside `pg_catalog` is allowed only when it is

@@ -1,5 +1,5 @@
 /**
- * The read-only policy of the SQL guard, as data (DESIGN.md "SQL safety, in depth", step 2).
+ * The read-only policy of the SQL guard, as data.
  * `guard.ts` walks the whole parse tree of libpg-query (subqueries, CTEs, set operations, LATERAL,
  * function arguments) and applies every rule below to every node; the first match refuses the
  * statement with the rule's `reason`, which is shown to the user as-is. Extend the lists here, not
@@ -297,7 +297,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
     match: { relations: ['pg_authid', 'pg_shadow', 'pg_user_mappings', 'pg_user_mapping'] },
     reason: 'refused: {name} holds passwords or credentials',
   },
-  // Issue 10, item 8: every other catalog that can hold a credential or the server's
+  // Every other catalog that can hold a credential or the server's
   // authentication set-up. pg_subscription.subconninfo holds the publisher's connection string
   // (password included); pg_foreign_server.srvoptions may hold one for some wrappers;
   // pg_file_settings and pg_settings show settings such as primary_conninfo (a password on a

@@ -1,5 +1,5 @@
 /**
- * The read-only guard (DESIGN.md "SQL safety, in depth", step 2): parses with the real PostgreSQL
+ * The read-only guard: parses with the real PostgreSQL
  * parser (libpg-query, PostgreSQL 18 grammar, WASM) and accepts exactly one statement that is
  * positively recognised as a read. Anything else, including text that does not parse, is refused:
  * fail closed. The policy itself is data in `guard-rules.ts`.

@@ -1,5 +1,5 @@
 /**
- * The identifier check (DESIGN.md "SQL safety, in depth", step 3): before a statement runs, every
+ * The identifier check: before a statement runs, every
  * table and column reference is checked against the catalog, resolving aliases, CTE names (and their
  * column lists), subquery aliases, LATERAL and correlated subqueries and the search path (the
  * introspected schemas, in order); quoted identifiers are case-sensitive. Unknown names come back

@@ -1,8 +1,7 @@
 /**
  * A fresh PGlite cluster without running initdb again. PGlite runs initdb (the WASM bootstrap) for
  * every new data directory or in-memory instance; on the 2-core CI machine that is most of the cost
- * of a new database (measured: ~14–18 s fresh vs ~4–6 s from a copy under load ~15, see
- * /work/wt/notes/test-speed.md). The global setup (test/global-setup.ts) runs initdb once and
+ * of a new database (measured: ~14–18 s fresh vs ~4–6 s from a copy under load ~15). The global setup (test/global-setup.ts) runs initdb once and
  * leaves the pristine cluster in a directory named by {@link TEMPLATE_ENV}; these helpers copy it.
  *
  * The copy is the very cluster initdb produced (same PostgreSQL, no objects added), so tests still

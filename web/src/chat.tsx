@@ -48,7 +48,7 @@ interface Turn {
   recalledOnly: Applied[];
   chart: Chart | null;
   notes: string[];
-  /** Answered without the model (issue 19): the badge text, e.g. "from saved example 1a2b3c4d". */
+  /** Answered without the model: the badge text, e.g. "from saved example 1a2b3c4d". */
   path?: string;
   error?: string;
   feedback?: string;

@@ -1,13 +1,13 @@
 /**
- * CSV export of a result (RFC 4180, CRLF line ends), safe to open in a spreadsheet (issue 10 item 9,
- * issue 14): a text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading
+ * CSV export of a result (RFC 4180, CRLF line ends), safe to open in a spreadsheet: a text cell
+ * starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading
  * `'` so it is never read as a formula (the OWASP "CSV injection" quote-prefix). SQL NULL becomes an
  * empty unquoted field and the empty string a quoted `""`, so the two stay distinguishable.
  * Numbers (JS numbers, and the exact decimal strings of numeric columns) are written unchanged:
  * a negative number such as `-12.5` is data, not a formula.
  */
 
-/** A result value as the API sends it (see the value contract in the README). */
+/** A result value as the API sends it (see "How values reach you" in docs/operations.md). */
 export type CsvCell = string | number | boolean | null | CsvCell[] | { [key: string]: CsvCell };
 
 /** The first characters a spreadsheet reads as the start of a formula. */

@@ -1,5 +1,5 @@
 /**
- * Pure display logic of result tables (issue 14/16): which columns are numeric, exact numeric
+ * Pure display logic of result tables: which columns are numeric, exact numeric
  * comparison of decimal strings (int8/numeric/money arrive as exact strings — never parsed to a
  * float, which would make …993 and …992 equal), locale grouping for display only, and the value a
  * chart plots for a money or numeric cell.

@@ -1,7 +1,7 @@
 /**
  * `sqlrecall hold [--idle SECONDS]`: opens the embedded memory store and the embedded (`pglite:`)
  * database of the configuration as their owner and serves them on their sockets, like a running
- * `chat` does, until no other process has used them for SECONDS (issue 15, keep-warm). Started in
+ * `chat` does, until no other process has used them for SECONDS (keep-warm). Started in
  * the background by `ask` and `sql` when `SQLRECALL_KEEP_WARM` is above 0 (`keep-warm.ts`), or by
  * hand. A directory another process already holds is left to it; with none left to hold, exits 0
  * at once. SIGINT/SIGTERM: releases the directories (lock and socket removed) and exits 0.

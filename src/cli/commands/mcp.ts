@@ -1,5 +1,5 @@
 /**
- * `sqlrecall mcp`: serves the Model Context Protocol over stdio for one user (issue 17). The MCP SDK
+ * `sqlrecall mcp`: serves the Model Context Protocol over stdio for one user. The MCP SDK
  * is imported lazily here so other commands never load it. stdout carries only the protocol: logs,
  * warnings and `console.log` from any library go to stderr.
  */

@@ -1,6 +1,6 @@
 /**
  * `sqlrecall schema context "<question>" [--json]`: the tables and columns the model would see for
- * a question, why each was chosen, and the estimated prompt tokens (issue 5). Builds or refreshes
+ * a question, why each was chosen, and the estimated prompt tokens. Builds or refreshes
  * the schema index first (progress bar on stderr for big databases).
  */
 
@@ -25,7 +25,7 @@ export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question:
     const warnings: string[] = [];
     const bar = progressBar(io, 'Indexing schema', (done, total) => `${done}/${total} tables`);
     let showed = false;
-    // The index lives beside the memories, as for `ask`, so a second run reuses it (issue 13);
+    // The index lives beside the memories, as for `ask`, so a second run reuses it;
     // without a memory store it is kept in process memory for this run only.
     let memory: Awaited<ReturnType<Runtime['memory']>> | undefined;
     if (config.memoryEnabled) {

@@ -7,7 +7,7 @@
  * another), and `statement_timeout` is NOT enforced — a runaway query runs until it ends.
  * `SET TRANSACTION READ ONLY` is enforced, so writes are still refused (SQLSTATE 25006).
  *
- * A data directory is shared by every local process (issue 15, `sharing.ts`): the first to use it
+ * A data directory is shared by every local process (`sharing.ts`): the first to use it
  * opens it and serves it on a Unix socket; while it runs, others (an `ask` beside a `chat` on the
  * same database) reach it through that socket with the server connector, so they never open a
  * second PGlite on the same files (which could corrupt them) and start without loading PGlite.

@@ -1,5 +1,5 @@
 /**
- * One embedded PGlite data directory for every local process (issue 15): the memory store and a
+ * One embedded PGlite data directory for every local process: the memory store and a
  * user's `pglite:` database alike.
  *
  * PGlite is one PostgreSQL session inside one process and does not stop a second process from

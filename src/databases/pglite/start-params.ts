@@ -1,12 +1,12 @@
 /**
  * PostgreSQL settings for the embedded PGlite instances sqlrecall opens (the user's `pglite:`
- * database and the embedded memory store), issue 15 "fast start".
+ * database and the embedded memory store), chosen for a fast start.
  *
  * A data directory made by PGlite's initdb says `shared_buffers = 128MB`, and PGlite zero-fills
  * that buffer pool inside its WASM memory at start, so every instance costs ~130 MB of resident
  * memory and ~0.25 s of CPU before the first query. Measured on this project's 2-core machine
  * (Node 20.20, PGlite 0.5.14, the 300-row demo shop and a memory store with pgvector, both data
- * directories already existing; /work/wt/notes/speed-start.md): opening both in one process
+ * directories already existing): opening both in one process
  * peaked at 482 MB RSS / 1.85 s CPU with 128MB, 259 MB / 1.61 s with 16MB.
  * A smaller pool costs little here: PGlite's data files are read through the host file system,
  * so a page evicted from the pool comes back from the OS page cache, not from disk.

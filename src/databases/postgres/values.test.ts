@@ -55,7 +55,7 @@ describe('convertValue', () => {
     ]);
     expect(convertValue('{t,f}', 1000)).toEqual([true, false]);
     expect(convertValue('{"2024-01-01 10:00:00+00"}', 1185)).toEqual(['2024-01-01T10:00:00+00:00']);
-    expect(convertValue('{"{\\"a\\": 1}"}', 3807)).toEqual(['{"a": 1}']); // issue 14: jsonb text
+    expect(convertValue('{"{\\"a\\": 1}"}', 3807)).toEqual(['{"a": 1}']); // jsonb text
     expect(convertValue('{}', 1009)).toEqual([]);
     // an unknown array type (enum array) is resolved through the lookup
     expect(convertValue('{sad,happy}', 99999, (oid) => (oid === 99999 ? 99998 : undefined))).toEqual([

@@ -3,7 +3,7 @@
  * ask their driver for the raw text of every value and convert it here, so the two engines can
  * never disagree on how a bigint or a timestamp looks.
  *
- * Rules (DESIGN.md "ask --json", README "How values reach you"): int2/int4/oid/float → number; int8,
+ * Rules (docs/operations.md, "How values reach you"): int2/int4/oid/float → number; int8,
  * numeric and money → exact decimal string (a float would silently lose digits; money without its
  * currency symbol or grouping: `-1234.56`); bool → boolean; json/jsonb → the JSON *text* as a
  * string, always (so every row of a column has the same shape, big numbers keep their digits, and

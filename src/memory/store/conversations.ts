@@ -142,7 +142,7 @@ export function conversationMethods(client: SqlClient, ready: () => Promise<void
       checkConversationId(conversationId);
       if (typeof turn.question !== 'string') throw new SqlrecallError('usage', 'A turn needs a question.');
       await ready();
-      // One statement (issue 15: was BEGIN, the conversation upsert, the turn insert, COMMIT): the
+      // One statement (was BEGIN, the conversation upsert, the turn insert, COMMIT): the
       // conversation is created or touched (as `touch` without a summary) and the turn added
       // atomically, both rows carrying the scope columns.
       const rows = await client.query(

@@ -1,5 +1,5 @@
 /**
- * The memory store (storage layer of DESIGN.md "Memory model"): PostgreSQL + pgvector, embedded
+ * The memory store (the storage layer of the memory model): PostgreSQL + pgvector, embedded
  * PGlite by default, a server PostgreSQL via MEMORY_DATABASE_URL.
  */
 

@@ -115,7 +115,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    // Issue 15: exact term recall in SQL. `term_words` holds the stemmed content words of the term
+    // Exact term recall in SQL. `term_words` holds the stemmed content words of the term
     // a memory defines ('{}' when it defines none; NULL until filled in by `fillTermWords`); a
     // question recalls the rows whose words are all among its own (`term_words <@ $words`, GIN).
     version: 3,
@@ -141,7 +141,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    // Issue 15: recall reads a scope's pinned memories on every question; a partial index holds
+    // Recall reads a scope's pinned memories on every question; a partial index holds
     // only those rows, so the read no longer visits every active memory of the scope. The term
     // index's pending list (GIN fastupdate) is merged only by VACUUM, which PGlite never runs: every
     // term read scanned it whole (8 ms at 10,000 memories, 0.1 ms once merged), so it is merged and
@@ -156,7 +156,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    // Issue 18: memory terms are stemmed with the shared stemmer of `core/text.ts` (it also undoes
+    // Memory terms are stemmed with the shared stemmer of `core/text.ts` (it also undoes
     // `-ed`/`-ing` and irregular forms, and keeps `-us`/`-is`), so words stored by the older memory
     // stemmer would no longer equal a question's words. NULL makes `fillTermWords` recompute them
     // at the next start, in batches, with the stemmer that questions now use.

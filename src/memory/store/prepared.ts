@@ -1,6 +1,6 @@
 /**
- * Server-side prepared statements for the embedded memory store's owner (issue 15, server
- * throughput). PGlite's `query` parses, analyzes and plans its text on every call (an unnamed
+ * Server-side prepared statements for the embedded memory store's owner, for server
+ * throughput. PGlite's `query` parses, analyzes and plans its text on every call (an unnamed
  * statement of the extended protocol); a question runs the same handful of parameterized
  * statements (recall, example search, conversation turn, token, settings). So a parameterized
  * single statement is parsed once per PGlite instance as a NAMED statement of the extended

@@ -1,6 +1,6 @@
 /**
  * The reads recall makes for one question in one scope (`memory/recall.ts`: standing preferences,
- * term definitions, pinned memories and the exact similarity search) as ONE statement (issue 15:
+ * term definitions, pinned memories and the exact similarity search) as ONE statement (before,
  * per question the embedded store ran 4 statements per scope; each costs a round through PGlite's
  * protocol, ≈1–2 ms of the server's main thread). Each part repeats the condition of the
  * `list`/`search` call it stands for (see `store.ts` and `search.ts`), and every part carries the

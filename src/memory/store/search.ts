@@ -1,5 +1,5 @@
 /**
- * Similarity search of one scope (issue 15, "Fast recall"): exact for small scopes, HNSW for large
+ * Similarity search of one scope: exact for small scopes, HNSW for large
  * ones, the scope condition applied in SQL on both paths.
  *
  * - Exact: the scope's active rows are materialised first (a `MATERIALIZED` CTE, so the planner
@@ -40,8 +40,8 @@ export interface SearchPolicy {
 /**
  * Default {@link SearchPolicy.exactUpTo}: 2,000 active memories. The exact scan costs ≈ 5 µs per
  * memory on PGlite (384 dimensions), so ≈ 10 ms at this size; above it the HNSW walk (≈ 5 ms at
- * 10,000 memories) is cheaper. Measured with `bench/pipeline-overhead.ts` (see the lead's
- * BENCHMARKS.md for the figures).
+ * 10,000 memories) is cheaper. Measured with `bench/pipeline-overhead.ts` (figures in
+ * BENCHMARKS.md).
  */
 export const DEFAULT_EXACT_UP_TO = 2000;
 

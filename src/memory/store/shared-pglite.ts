@@ -1,5 +1,5 @@
 /**
- * The embedded memory store shared by every local process (issue 15): the data directory is opened
+ * The embedded memory store shared by every local process: the data directory is opened
  * through `databases/pglite/sharing.ts` — this process owns it (and serves it on a Unix socket) or
  * reaches its owner's socket with `pg`, running the same SQL either way. Clients whose connection
  * broke (the owner exited) re-resolve on their next call, possibly becoming the owner.

@@ -22,7 +22,7 @@ import { gatedClient } from '../../databases/postgres/gated-client.js';
 
 let pgModule: typeof pg | undefined;
 /**
- * The `pg` driver, loaded on first use (issue 15: an embedded-store owner never needs it, and
+ * The `pg` driver, loaded on first use (an embedded-store owner never needs it, and
  * loading it costs ≈0.1–0.2 s of process start). `pg` is CommonJS, so a synchronous `require`.
  */
 export function loadPg(): typeof pg {

@@ -1,5 +1,5 @@
 /**
- * Planner statistics of the embedded store (issue 15). PGlite runs no autovacuum, so a memories
+ * Planner statistics of the embedded store. PGlite runs no autovacuum, so a memories
  * table filled after its last ANALYZE has none: the planner then takes a scope of 10,000 rows for
  * one row and answers the term read (`term_words <@ …`, GIN) by filtering every row of the scope
  * (≈ 25–560 ms at 10,000 memories instead of < 1 ms from the GIN index, measured with

@@ -212,7 +212,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
       const info = await currentEmbedding();
       const vector = toVectorSql(search.embedding, { dimensions: info.dimensions, model: info.model });
       if (topK === 0) return [];
-      // Only (id, seq, distance) is ranked; the full rows are read for the top k alone (issue 15).
+      // Only (id, seq, distance) is ranked; the full rows are read for the top k alone.
       return searchScope(
         client,
         {

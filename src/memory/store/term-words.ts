@@ -1,5 +1,5 @@
 /**
- * `term_words` (migration 3, issue 15): the stemmed content words of the term a memory defines,
+ * `term_words` (migration 3): the stemmed content words of the term a memory defines,
  * so that exact term recall is one indexed `term_words <@ $questionWords` in SQL instead of a
  * read of every definition of the user per question.
  */

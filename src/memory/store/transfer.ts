@@ -98,7 +98,7 @@ const importSchema = z.object({
  * model runs), then inserts in one transaction under the scope lock. A memory is skipped as a
  * duplicate when one with the same content hash and status already exists in the scope.
  * `pinned` is carried. Imported active preferences go through the same conflict rule as `memory
- * add` (issue 12, point 2; `conflictsByRule`): one that filters the same column as an active
+ * add` (`conflictsByRule`): one that filters the same column as an active
  * preference already in the scope, with other constants, supersedes it (history SUPERSEDE on the
  * old one, `supersedes` on the new one); these are listed in the result's `superseded`.
  */

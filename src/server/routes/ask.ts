@@ -4,7 +4,7 @@
  * `Accept: application/json`. SSE events, in order: `classified`, `recalled`, `schema`, `sql`,
  * `refused`/`retried`, `rows`, `answer_token`…, `answer`, `remembered`, `applied`, `chart`, `done`
  * (or `reply` for a message answered without SQL; `fallback` before `sql` when a saved example or
- * a rule answered without the model, issue 19); a failure ends the stream with `error`.
+ * a rule answered without the model); a failure ends the stream with `error`.
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
