@@ -6,7 +6,7 @@
 
 import { SqlrecallError } from '../core/errors.js';
 import { checkQuestion } from '../core/limits.js';
-import type { ChatModel, DatabaseConnector, EmbeddingModel, QueryResult } from '../core/ports.js';
+import type { ChatModel, DatabaseConnector, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
@@ -35,7 +35,6 @@ import {
   requiredPredicates,
 } from './memory-sql.js';
 import { buildSqlMessages, type PromptExample, renderExamplesBlock } from './prompts.js';
-import { runCheckedSql } from './run-sql.js';
 import type { SetAsideMemory, UndecidedMemory } from './set-aside.js';
 
 /** Dependencies and limits of an {@link Assistant}. */
@@ -167,28 +166,6 @@ export class Assistant {
   refreshSchema(): Promise<{ schema: Schema }> {
     this.schemaPromise = undefined;
     return this.schema();
-  }
-
-  /**
-   * Runs SQL a person wrote (the web UI's edit-and-run) through the same guard, allowlist, row cap
-   * and statement timeout as the model's SQL; see {@link runCheckedSql}.
-   * @throws SqlrecallError `usage`, `guard_refused`, `db_*`
-   */
-  async runSql(sql: string, signal?: AbortSignal): Promise<{ sql: string; result: QueryResult }> {
-    const schema = await this.schema().then(
-      (s) => s.schema,
-      () => undefined,
-    );
-    return runCheckedSql({
-      db: this.options.db,
-      sql,
-      schema,
-      allowTables: this.options.allowTables,
-      maxRows: this.options.maxRows ?? 1000,
-      timeoutMs: this.options.statementTimeoutMs ?? 30_000,
-      maxBytes: this.options.maxResultBytes,
-      signal,
-    });
   }
 
   /**
