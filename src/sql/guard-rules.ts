@@ -294,7 +294,18 @@ export const GUARD_RULES: readonly GuardRule[] = [
   // --- credential catalogs ----------------------------------------------------------------------
   {
     id: 'secret-catalogs',
-    match: { relations: ['pg_authid', 'pg_shadow', 'pg_user_mappings', 'pg_user_mapping'] },
+    // information_schema shows user mappings' options (a foreign server's user and password)
+    // through views of its own, so their names are refused beside the catalogs they read.
+    match: {
+      relations: [
+        'pg_authid',
+        'pg_shadow',
+        'pg_user_mappings',
+        'pg_user_mapping',
+        'user_mapping_options',
+        '_pg_user_mappings',
+      ],
+    },
     reason: 'refused: {name} holds passwords or credentials',
   },
   // Every other catalog that can hold a credential or the server's
@@ -313,6 +324,9 @@ export const GUARD_RULES: readonly GuardRule[] = [
       relations: [
         'pg_subscription',
         'pg_foreign_server',
+        // information_schema's views of the same server options (host, port, database, at times a password).
+        'foreign_server_options',
+        '_pg_foreign_servers',
         'pg_file_settings',
         'pg_settings',
         'pg_hba_file_rules',
