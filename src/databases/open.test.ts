@@ -1,7 +1,9 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../core/errors.js';
-import { parseDatabaseUrl } from './open.js';
+import { openDatabase, parseDatabaseUrl } from './open.js';
 
 describe('parseDatabaseUrl', () => {
   it('recognises server URLs', () => {
@@ -43,4 +45,25 @@ describe('parseDatabaseUrl', () => {
       expect((caught as SqlrecallError).message).not.toContain('topsecret');
     },
   );
+});
+
+describe('embedded database folders', () => {
+  it('reads ~ as the home folder, as a shell would', () => {
+    expect(parseDatabaseUrl('pglite:~/.sqlrecall/demo-shop')).toEqual({
+      engine: 'pglite',
+      dataDir: join(homedir(), '.sqlrecall', 'demo-shop'),
+    });
+    expect(parseDatabaseUrl('pglite:~')).toEqual({ engine: 'pglite', dataDir: homedir() });
+    // Only a leading ~ is the home folder.
+    expect(parseDatabaseUrl('pglite:./a~b')).toEqual({ engine: 'pglite', dataDir: resolve('a~b') });
+  });
+
+  it('refuses a folder that does not exist instead of creating an empty database there', async () => {
+    const missing = join(tmpdir(), `sqlrecall-no-such-db-${process.pid}`, 'shop');
+    const error = await openDatabase(`pglite:${missing}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqlrecallError);
+    expect((error as SqlrecallError).code).toBe('config');
+    expect((error as SqlrecallError).message).toBe(`There is no database at ${missing}.`);
+    expect(existsSync(missing)).toBe(false);
+  });
 });

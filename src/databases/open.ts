@@ -2,7 +2,9 @@
  * Picks the engine from a `DATABASE_URL`: `postgres://` / `postgresql://` → a server through pg;
  * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
@@ -31,7 +33,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     const rest = trimmed.slice('pglite:'.length).replace(/^\/\/(?=\/)/, '');
     if (rest === 'memory:' || rest === '' || rest === 'memory://')
       return { engine: 'pglite', dataDir: undefined };
-    return { engine: 'pglite', dataDir: resolve(rest.replace(/^\/\/(?!\/)/, '')) };
+    return { engine: 'pglite', dataDir: resolve(expandHome(rest.replace(/^\/\/(?!\/)/, ''))) };
   }
   throw new SqlrecallError(
     'config',
@@ -41,9 +43,19 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 }
 
 /**
+ * `~` and `~/…` name the home folder, as in a shell: after `pglite:` no shell expands them, so
+ * `--db pglite:~/.sqlrecall/demo-shop` would otherwise name a folder called `~` under the current one.
+ */
+function expandHome(path: string): string {
+  if (path === '~') return homedir();
+  if (path.startsWith('~/')) return join(homedir(), path.slice(2));
+  return path;
+}
+
+/**
  * Opens a connector for `url` (lazily: nothing connects until the first call; use `ping()` to
  * check). Drivers load on demand, so a pg-only user never loads the PGlite WASM.
- * @throws SqlrecallError `config` for an unsupported scheme
+ * @throws SqlrecallError `config` for an unsupported scheme, or a `pglite:` folder that does not exist
  */
 export async function openDatabase(
   url: string,
@@ -58,6 +70,14 @@ export async function openDatabase(
       applicationName: options.applicationName,
     });
   }
+  // A questioned database that does not exist is a mistyped path, not a request for a new empty
+  // database: PGlite would create one, and every question would then fail on missing tables.
+  if (target.dataDir !== undefined && !existsSync(target.dataDir))
+    throw new SqlrecallError('config', `There is no database at ${target.dataDir}.`, {
+      details: {
+        hint: 'Give the folder of an existing embedded database (pglite:DIR), a postgres:// URL, or create the demo shop with `sqlrecall demo`.',
+      },
+    });
   const { createPgliteConnector } = await import('./pglite/connector.js');
   return createPgliteConnector({ dataDir: target.dataDir, schemas: options.schemas });
 }
