@@ -116,7 +116,10 @@ describe('one ask document and one runSql on every front end', () => {
     return JSON.parse(run.stdout) as Doc;
   }
 
-  /** One request to the HTTP API (local mode, user `me`) on a runtime of its own, closed after. */
+  /**
+   * One request to the HTTP API (local mode, user `me`) on a runtime of its own, closed after: a
+   * POST of `body`, or a GET when `body` is undefined.
+   */
   async function http(
     path: string,
     body: unknown,
@@ -128,9 +131,9 @@ describe('one ask document and one runSql on every front end', () => {
     try {
       const app = createApp(depsFromRuntime(runtime, { auth: { mode: 'local', user: 'me' }, client }));
       const res = await app.request(path, {
-        method: 'POST',
+        method: body === undefined ? 'GET' : 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: res.status, json: JSON.parse(await res.text()) as Doc };
     } finally {
@@ -145,6 +148,20 @@ describe('one ask document and one runSql on every front end', () => {
     args: Record<string, unknown>,
     settings: Record<string, string>,
   ): Promise<CallToolResult> {
+    return withMcpClient(
+      settings,
+      async (client) =>
+        (await client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: 90_000,
+        })) as CallToolResult,
+    );
+  }
+
+  /** Runs `use` with an MCP client connected over an in-memory transport (released after). */
+  async function withMcpClient<T>(
+    settings: Record<string, string>,
+    use: (client: Client) => Promise<T>,
+  ): Promise<T> {
     const config = loadConfig({ env: settings, cwd: home, flags: {} });
     const lease = new RuntimeLease(() => new Runtime(config), true);
     const server = createMcpServer({
@@ -159,9 +176,7 @@ describe('one ask document and one runSql on every front end', () => {
     const client = new Client({ name: 'same-document-test', version: '1.0.0' });
     await client.connect(clientSide);
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: 90_000,
-      })) as CallToolResult;
+      return await use(client);
     } finally {
       await client.close();
       await server.close();
@@ -268,5 +283,49 @@ describe('one ask document and one runSql on every front end', () => {
     const { columns: names, columnTypes, ...cliRest } = got.cli;
     expect(columns).toEqual(names.map((name: string, i: number) => ({ name, type: columnTypes[i] })));
     expect(httpRest).toEqual(cliRest);
+  }, 180_000);
+
+  it('the catalog: the same document from the CLI and HTTP, the same text from the CLI and MCP', async () => {
+    const fromCli = await cli(['schema', '--json'], env);
+    const fromHttp = await http('/api/schema', undefined, env);
+    expect(fromHttp.status, JSON.stringify(fromHttp.json)).toBe(200);
+    // The scenario is what it claims: the shop's tables with their columns and keys.
+    const orders = fromCli.tables.find((t: { name: string }) => t.name === 'orders');
+    expect(orders.columns.map((c: { name: string }) => c.name)).toContain('customer_id');
+    expect(orders.foreignKeys[0].references.table).toBe('customers');
+    expect(fromHttp.json).toEqual(fromCli);
+
+    const text = (await runCliInProcess(['schema'], { env })).stdout;
+    expect(text).toMatch(/^orders\(id integer PK/m);
+    const tool = await mcp('schema', {}, env);
+    expect(tool.isError, JSON.stringify(tool.content)).toBeFalsy();
+    const resource = await withMcpClient(env, (client) => client.readResource({ uri: 'schema://tables' }));
+    for (const shown of [tool.content[0], resource.contents[0]])
+      expect(`${(shown as { text: string }).text}\n`).toBe(text);
+  }, 180_000);
+
+  it('the schema context of a question: one document on every front end, over the one stored index', async () => {
+    const question = 'orders per customer country';
+    const fromCli = await cli(['schema', 'context', '--json', question], env);
+    const fromHttp = await http('/api/schema/context', { question }, env);
+    expect(fromHttp.status, JSON.stringify(fromHttp.json)).toBe(200);
+    const fromMcp = await mcp('schema_context', { question }, env);
+    expect(fromMcp.isError, JSON.stringify(fromMcp.content)).toBeFalsy();
+    const docs = [fromCli, fromHttp.json, toolJson(fromMcp)];
+    // The scenario is what it claims: tables chosen with reasons, a budget from the model's window.
+    expect(fromCli.error).toBeUndefined();
+    expect(fromCli.question).toBe(question);
+    expect(fromCli.tables.map((t: { table: string }) => t.table)).toEqual(
+      expect.arrayContaining(['public.orders', 'public.customers']),
+    );
+    expect(fromCli.budget.contextTokens).toBeGreaterThan(0);
+    expect(fromCli.schemaText).toMatch(/orders\(/);
+    // `index` says what each call did to the schema index, so it is compared on its own: the first
+    // call may build it, every later front end reuses the stored one (nothing indexed again).
+    for (const doc of docs.slice(1))
+      expect(doc.index).toMatchObject({ indexed: 0, reembedded: 0, unchanged: fromCli.catalogTables });
+    const [cliDoc, httpDoc, mcpDoc] = docs.map(({ index: _index, ...rest }) => rest);
+    expect(httpDoc).toEqual(cliDoc);
+    expect(mcpDoc).toEqual(cliDoc);
   }, 180_000);
 });

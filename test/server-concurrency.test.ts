@@ -72,6 +72,14 @@ function blockedApp(hold: { opened: Promise<void> }, maxRequestsPerUser?: number
     memory: async () => {
       throw new Error('not used');
     },
+    schema: {
+      catalog: async () => {
+        throw new Error('not used');
+      },
+      schemaLinking: async () => {
+        throw new Error('not used');
+      },
+    },
     health: async () => ({ ok: true, model: { ok: true }, database: { ok: true }, memory: { ok: true } }),
     settings: () => {
       throw new Error('not used');

@@ -91,6 +91,8 @@ describe('system routes', () => {
       memoryEnabled: true,
     });
     expect(settings.json.database).toMatch(/^pglite:/);
+    expect(settings.json.provider).toBe('ollama');
+    expect(settings.json.providerUrl).toBe(s.model.url.replace(/\/$/, ''));
   });
 
   it('unknown routes are 404 JSON; openapi.json describes every route', async () => {
@@ -406,9 +408,14 @@ describe('conversations, schema, feedback', () => {
       method: 'POST',
       body: { question: 'orders per customer' },
     });
-    expect(context.json.tables).toContain('public.orders');
+    // Planned by the pipeline's schema linking (it once returned the whole schema unplanned).
+    expect(context.json.question).toBe('orders per customer');
+    expect(context.json.tables.map((t: { table: string }) => t.table)).toContain('public.orders');
+    expect(context.json.tables.every((t: { reasons: string[] }) => t.reasons.length > 0)).toBe(true);
     expect(context.json.schemaText).toContain('orders');
     expect(context.json.estimatedTokens).toBeGreaterThan(0);
+    expect(context.json.budget.contextTokens).toBeGreaterThan(0);
+    expect(context.json.catalogTables).toBe(catalog.json.tables.length);
     expectError(await call('/api/schema/context', { method: 'POST', body: {} }), 'usage');
   });
 

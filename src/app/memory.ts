@@ -26,7 +26,12 @@ import { type MemoryProvenance, memoryProvenance } from '../memory/provenance.js
 import { embedQuery, isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
 import { type MemoryService, refusalError, type TeachResult } from '../memory/service.js';
 import { normalizeText } from '../memory/store/index.js';
-import type { MemoryExport, MemoryImportResult, SqlMemoryStore } from '../memory/store/types.js';
+import type {
+  EmbeddingInfo,
+  MemoryExport,
+  MemoryImportResult,
+  SqlMemoryStore,
+} from '../memory/store/types.js';
 
 /** What the memory use cases run on: the runtime's store, service and embedding model. */
 export interface MemoryApp {
@@ -291,9 +296,13 @@ export async function reembedMemories(
   return { from: before, to: { model, dimensions }, reembedded: result.reembedded };
 }
 
-/** The id of the user's most recent conversation (`ask --continue`, `chat --resume`), or undefined. */
-export async function lastConversationId(app: MemoryApp, scope: MemoryScope): Promise<string | undefined> {
-  return (await app.store.lastConversation(scope))?.id;
+/**
+ * The embedding model and dimension recorded in the store (null before its first use): a read
+ * that proves the store answers, for health checks.
+ * @throws SqlrecallError `memory_store` when the store cannot be read
+ */
+export function memoryStoreInfo(app: MemoryApp): Promise<EmbeddingInfo | null> {
+  return app.store.embeddingInfo();
 }
 
 /**

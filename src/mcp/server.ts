@@ -25,16 +25,15 @@ import {
   showMemory,
 } from '../app/memory.js';
 import { runSql, sqlDocument, sqlRuntimeOf } from '../app/run-sql.js';
+import { readSchema, schemaText } from '../app/schema.js';
+import { schemaContext } from '../app/schema-context.js';
 import type { Config } from '../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
-import type { Schema } from '../core/schema.js';
 import { userTimeZone } from '../memory/expiry.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { createSchemaLinking } from '../runtime/schema-linking.js';
-import { renderSchema } from '../sql/render.js';
 import { boundedJson, boundedText } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
 
@@ -227,12 +226,6 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       }),
     );
 
-  const introspect = async (runtime: Runtime): Promise<Schema> => {
-    const db = await runtime.database();
-    return db.introspect({ schemas: config.schemas.length ? config.schemas : undefined });
-  };
-  // Schema linking's index lives in process memory, one per runtime (rebuilt after a release).
-  const linkings = new WeakMap<Runtime, ReturnType<typeof createSchemaLinking>>();
   const bounded = (value: unknown) => textResult(boundedText(value, maxBytes));
 
   /**
@@ -307,12 +300,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.schema,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) => {
-      const schema = await introspect(runtime);
-      if (args.table === undefined) return bounded(renderSchema(schema));
-      const table = findTable(schema, args.table);
-      return bounded(renderSchema({ ...schema, tables: [table] }));
-    }),
+    guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) =>
+      bounded(schemaText(await readSchema(runtime, args.table !== undefined ? { table: args.table } : {}))),
+    ),
   );
 
   server.registerTool(
@@ -325,29 +315,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       inputSchema: MCP_INPUTS.schema_context,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) => {
-      const db = await runtime.database();
-      let linking = linkings.get(runtime);
-      if (!linking) {
-        linking = createSchemaLinking({
-          config,
-          db,
-          admin: runtime.provider(),
-          onWarning: (message) => log(`warning: ${message}`),
-        });
-        linkings.set(runtime, linking);
-      }
-      const context = await linking.plan(args.question, await introspect(runtime));
-      return bounded({
-        question: args.question,
-        mode: context.mode,
-        tables: context.choices,
-        estimatedTokens: context.estimatedTokens,
-        wholeSchemaTokens: context.wholeSchemaTokens,
-        degradations: context.degradations,
-        schemaText: context.schemaText,
-      });
-    }),
+    guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) =>
+      bounded(
+        await schemaContext(runtime, args.question, { onWarning: (message) => log(`warning: ${message}`) }),
+      ),
+    ),
   );
 
   server.registerTool(
@@ -360,7 +332,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
     guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
       const memory = await runtime.memory();
-      const schema = config.databaseUrl ? await introspect(runtime) : undefined;
+      const schema = config.databaseUrl ? await runtime.catalog() : undefined;
       const result = await addMemory(
         memory,
         scope,
@@ -482,24 +454,29 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   );
 
   // Resources: the whole catalog, and one per table.
+  const readForResource = (table?: string) =>
+    lease.use((runtime) =>
+      resourceRead(() => readSchema(runtime, table !== undefined ? { table } : {}), log),
+    );
   server.registerResource(
     'schema',
     'schema://tables',
     { title: 'Database schema', description: 'Every table as the model sees it', mimeType: 'text/plain' },
-    async (uri): Promise<ReadResourceResult> => {
-      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
-      return {
-        contents: [
-          { uri: uri.href, mimeType: 'text/plain', text: boundedText(renderSchema(schema), maxBytes) },
-        ],
-      };
-    },
+    async (uri): Promise<ReadResourceResult> => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: 'text/plain',
+          text: boundedText(schemaText(await readForResource()), maxBytes),
+        },
+      ],
+    }),
   );
   server.registerResource(
     'table',
     new ResourceTemplate('schema://tables/{table}', {
       list: async () => {
-        const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
+        const schema = await readForResource();
         return {
           resources: schema.tables.map((t) => ({
             uri: `schema://tables/${encodeURIComponent(`${t.schema}.${t.name}`)}`,
@@ -516,15 +493,13 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       mimeType: 'text/plain',
     },
     async (uri, variables): Promise<ReadResourceResult> => {
-      const schema = await lease.use((runtime) => introspectForResource(() => introspect(runtime), log));
       const name = decodeURIComponent(String(variables.table ?? ''));
-      const table = findTable(schema, name);
       return {
         contents: [
           {
             uri: uri.href,
             mimeType: 'text/plain',
-            text: boundedText(renderSchema({ ...schema, tables: [table] }), maxBytes),
+            text: boundedText(schemaText(await readForResource(name)), maxBytes),
           },
         ],
       };
@@ -548,40 +523,12 @@ function brief(m: MemoryView) {
 }
 
 /** Resource reads fail with an McpError whose message carries the product's code and message. */
-async function introspectForResource(
-  introspect: () => Promise<Schema>,
-  log: (message: string) => void,
-): Promise<Schema> {
+async function resourceRead<T>(read: () => Promise<T>, log: (message: string) => void): Promise<T> {
   try {
-    return await introspect();
+    return await read();
   } catch (error) {
     const err = toSqlrecallError(error);
     log(`mcp: resource read failed: ${err.code}: ${redactSecrets(err.message)}`);
     throw new Error(`${err.code}: ${redactSecrets(err.message)}`);
   }
-}
-
-/**
- * Finds a table by `schema.name` or a unique bare `name` (case-sensitive first, then not).
- * @throws SqlrecallError `not_found`
- */
-export function findTable(schema: Schema, given: string): Schema['tables'][number] {
-  const exact = schema.tables.filter((t) => `${t.schema}.${t.name}` === given || t.name === given);
-  const found =
-    exact.length > 0
-      ? exact
-      : schema.tables.filter(
-          (t) =>
-            `${t.schema}.${t.name}`.toLowerCase() === given.toLowerCase() ||
-            t.name.toLowerCase() === given.toLowerCase(),
-        );
-  if (found.length === 1) return found[0]!;
-  if (found.length > 1)
-    throw new SqlrecallError(
-      'usage',
-      `"${given.slice(0, 80)}" names more than one table; qualify it as schema.name.`,
-    );
-  throw new SqlrecallError('not_found', `No table "${given.slice(0, 80)}" in the database.`, {
-    details: { hint: 'List the tables with the schema tool or the schema://tables resource.' },
-  });
 }

@@ -7,10 +7,12 @@ import type { Assistant } from '../agent/assistant.js';
 import type { Config } from '../config/config.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
+import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
+import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
 
 // The question pipeline, the memory store and schema linking are imported when first needed
 // (to keep process start short): a command that fails on its configuration, or never asks a
@@ -82,7 +84,9 @@ export class Runtime {
    * The memory for the question pipeline, or undefined when memory is switched off (`--no-memory`)
    * or the embedding model is not pulled (then a warning says how to get it; answers still work).
    */
-  private async pipelineMemory(): Promise<MemoryRuntime | undefined> {
+  private async pipelineMemory(
+    warn: ((message: string) => void) | undefined = this.hooks.warn,
+  ): Promise<MemoryRuntime | undefined> {
     if (!this.config.memoryEnabled) return undefined;
     try {
       return await this.memory();
@@ -92,7 +96,7 @@ export class Runtime {
       if (isSqlrecallError(error, 'model_unreachable'))
         return await this.memory({ allowWithoutEmbeddings: true }).catch(() => undefined);
       if (!isSqlrecallError(error, 'model_missing')) throw error;
-      this.hooks.warn?.(
+      warn?.(
         `Long-term memory is off for this run: the embedding model ${this.config.embedModel} is not available (${this.provider().hints.install(this.config.embedModel)}).`,
       );
       return undefined;
@@ -153,6 +157,56 @@ export class Runtime {
   }
 
   /**
+   * The catalog of the user's database, in the configured schemas, read now (each call reads it
+   * again; the Assistant keeps the one its questions use).
+   * @throws SqlrecallError `config` (no database), `db_*`
+   */
+  async catalog(): Promise<Schema> {
+    const schemas = this.config.schemas;
+    return (await this.database()).introspect({ schemas: schemas.length ? schemas : undefined });
+  }
+
+  /**
+   * Schema linking wired exactly as the question pipeline's (see {@link assistant}): its index
+   * beside the memories when memory is on and the store opens, so every front end and every later
+   * run reuse it, else in process memory; dense similarity only when the memory store can embed;
+   * the context window from the configured provider. `hooks` get this linking's index-build
+   * progress and warnings (a memory store that stays closed included); default warnings go to the
+   * runtime's `warn`.
+   * @throws SqlrecallError `config` (no database), `db_unreachable`, `memory_*` (as `assistant()`)
+   */
+  async schemaLinking(hooks: SchemaLinkingHooks = {}): Promise<SchemaLinking> {
+    const warn = hooks.onWarning ?? this.hooks.warn;
+    const [db, memory, { createSchemaLinking }] = await Promise.all([
+      this.database(),
+      this.pipelineMemory(warn),
+      import('./schema-linking.js'),
+    ]);
+    return this.linkingOver(createSchemaLinking, db, memory, this.provider(), {
+      ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
+      ...(warn ? { onWarning: warn } : {}),
+    });
+  }
+
+  /** The one wiring of schema linking, shared by the question pipeline and {@link schemaLinking}. */
+  private async linkingOver(
+    create: typeof import('./schema-linking.js').createSchemaLinking,
+    db: DatabaseConnector,
+    memory: MemoryRuntime | undefined,
+    admin: ContextLengthSource,
+    hooks: SchemaLinkingHooks,
+  ): Promise<SchemaLinking> {
+    return create({
+      config: this.config,
+      db,
+      admin,
+      sql: memory ? await memory.store.sql() : undefined,
+      embedding: memory?.canEmbed ? memory.embedder : null,
+      ...hooks,
+    });
+  }
+
+  /**
    * An Assistant over the configured database and chat model, with long-term memory unless it is
    * off. Writes left pending by an earlier run (a crash between answer and memory write) are
    * applied first.
@@ -189,12 +243,7 @@ export class Runtime {
     const [{ Assistant }, { createMemoryHook }, { createSchemaLinking }] = await pipeline;
     // Schema linking: its index lives beside the memories when the store is open, so it
     // survives the process; otherwise it is kept in process memory.
-    const linking = createSchemaLinking({
-      config: this.config,
-      db,
-      admin: contextLength,
-      sql: memory ? await memory.store.sql() : undefined,
-      embedding: memory?.canEmbed ? memory.embedder : null,
+    const linking = await this.linkingOver(createSchemaLinking, db, memory, contextLength, {
       onWarning: (message) => this.hooks.warn?.(message),
     });
     const assistant = new Assistant({
@@ -203,8 +252,7 @@ export class Runtime {
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
       db,
-      loadSchema: () =>
-        db.introspect({ schemas: this.config.schemas.length ? this.config.schemas : undefined }),
+      loadSchema: () => this.catalog(),
       maxRows: this.config.maxRows,
       statementTimeoutMs: this.config.statementTimeoutMs,
       maxResultBytes: this.config.maxResultBytes,

@@ -39,6 +39,9 @@ export interface SchemaLinkingOptions {
   onWarning?: (message: string) => void;
 }
 
+/** Who hears of one linking's index build and its non-fatal problems. */
+export type SchemaLinkingHooks = Pick<SchemaLinkingOptions, 'onProgress' | 'onWarning'>;
+
 /** Schema linking for one database. */
 export interface SchemaLinking {
   /** The planner with every detail (reasons, tokens, degradations). */

@@ -5,19 +5,20 @@
  * tokens live in the memory store's database.
  */
 import type { Assistant } from '../agent/assistant.js';
-import type { ContextPlanner } from '../agent/context.js';
+import type { MemoryApp } from '../app/memory.js';
 import type { SqlRuntime } from '../app/run-sql.js';
+import type { CatalogSource } from '../app/schema.js';
+import type { SchemaContextRuntime } from '../app/schema-context.js';
 import type { UserDirectory } from '../app/users.js';
-import type { EmbeddingModel } from '../core/ports.js';
-import type { MemoryService } from '../memory/service.js';
-import type { SqlMemoryStore } from '../memory/store/index.js';
 
-/** The memory parts the routes use. */
-export interface ServerMemory {
-  store: SqlMemoryStore;
-  service: MemoryService;
-  embedder: EmbeddingModel;
-}
+/** The memory the routes hand to the use cases of `src/app` (the routes never read the store). */
+export type ServerMemory = MemoryApp;
+
+/**
+ * The catalog and schema linking behind `GET /api/schema` and `POST /api/schema/context`: the
+ * question pipeline's catalog (kept, renewed by `refresh`) and linking wired as the pipeline's.
+ */
+export type ServerSchema = CatalogSource & SchemaContextRuntime;
 
 /** One component's health. */
 export interface ComponentHealth {
@@ -38,7 +39,10 @@ export interface HealthReport {
 export interface ServerSettings {
   model: string;
   embedModel: string;
-  ollamaHost: string;
+  /** The configured model backend: Ollama's own API or an OpenAI-compatible server. */
+  provider: 'ollama' | 'openai';
+  /** That backend's address, with any password in it masked (an API key is never shown). */
+  providerUrl: string;
   /** The database, with its password masked (or null when none is configured). */
   database: string | null;
   /** The memory store, masked. */
@@ -72,8 +76,8 @@ export interface ServerDeps {
   /** The user's database, catalog and limits for `POST /api/sql` (see `app/run-sql.ts`). */
   sql: SqlRuntime;
   memory(): Promise<ServerMemory>;
-  /** Chooses the schema context for `POST /api/schema/context`; default the whole schema. */
-  planContext?: ContextPlanner;
+  /** The catalog and schema linking (`GET /api/schema`, `POST /api/schema/context`). */
+  schema: ServerSchema;
   health(): Promise<HealthReport>;
   settings(): ServerSettings;
   /** Access log sink; default none. */

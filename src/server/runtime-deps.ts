@@ -3,6 +3,7 @@
  * store is opened on the caller's SQL client, which also holds the users and tokens tables.
  */
 import type { Assistant } from '../agent/assistant.js';
+import { memoryStoreInfo } from '../app/memory.js';
 import { sqlLimitsOf } from '../app/run-sql.js';
 import { maskUrl } from '../core/redact.js';
 import type { SqlClient } from '../memory/store/index.js';
@@ -42,6 +43,14 @@ export interface RuntimeDepsOptions {
 export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): ServerDeps {
   const config = runtime.config;
   const memory = () => runtime.memory({ client: options.client });
+  // The memory store must be opened on our client before the runtime opens it on its own.
+  const memoryFirst = () =>
+    config.memoryEnabled
+      ? memory().then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
   let assistant: Promise<Assistant> | undefined;
   const deps: ServerDeps = {
     auth: options.auth,
@@ -49,16 +58,10 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     webRoot: options.webRoot,
     allowedHosts: options.allowedHosts,
     maxRequestsPerUser: config.maxRequestsPerUser,
-    async memory() {
-      const m = await memory();
-      return { store: m.store, service: m.service, embedder: m.embedder };
-    },
+    memory,
     assistant() {
       if (!assistant) {
-        // The memory store must be opened on our client before the Assistant opens it.
-        const opening = (config.memoryEnabled ? memory().catch(() => undefined) : Promise.resolve()).then(
-          () => runtime.assistant(),
-        );
+        const opening = memoryFirst().then(() => runtime.assistant());
         assistant = opening;
         opening.catch(() => {
           if (assistant === opening) assistant = undefined;
@@ -70,8 +73,18 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
       database: () => runtime.database(),
       // The question pipeline's catalog (read once, renewed by a schema refresh): edited SQL and
       // questions see the same tables.
-      catalog: async () => (await (await deps.assistant()).schema()).schema,
+      catalog: () => deps.schema.catalog(),
       limits: sqlLimitsOf(config),
+    },
+    schema: {
+      async catalog(options?: { refresh?: boolean }) {
+        const pipeline = await deps.assistant();
+        return (await (options?.refresh ? pipeline.refreshSchema() : pipeline.schema())).schema;
+      },
+      schemaLinking: async (hooks) => {
+        await memoryFirst();
+        return runtime.schemaLinking(hooks);
+      },
     },
     async health() {
       const [model, database, mem] = await Promise.all([
@@ -83,7 +96,7 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
           const db = await runtime.database();
           await db.execute('SELECT 1', { maxRows: 1, timeoutMs: 3000 });
         }),
-        probe(5000, async () => (await memory()).store.embeddingInfo()),
+        probe(5000, async () => memoryStoreInfo(await memory())),
       ]);
       return { ok: model.ok && database.ok && mem.ok, model, database, memory: mem };
     },
@@ -91,7 +104,8 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
       return {
         model: config.model,
         embedModel: config.embedModel,
-        ollamaHost: maskUrl(config.ollamaHost),
+        provider: runtime.provider().kind,
+        providerUrl: maskUrl(runtime.provider().url),
         database: config.databaseUrl ? maskUrl(config.databaseUrl) : null,
         memoryStore: options.client.displayName,
         maxRows: config.maxRows,

@@ -96,7 +96,8 @@ export function SchemaPanel() {
 interface Settings {
   model: string;
   embedModel: string;
-  ollamaHost: string;
+  provider: 'ollama' | 'openai';
+  providerUrl: string;
   database: string | null;
   memoryStore: string;
   maxRows: number;
@@ -121,7 +122,9 @@ export function SettingsPanel({ user, onSignOut }: { user: string; onSignOut?: (
             <dt>Embedding model</dt>
             <dd>{settings.embedModel}</dd>
             <dt>Model server</dt>
-            <dd>{settings.ollamaHost}</dd>
+            <dd>
+              {settings.providerUrl} ({settings.provider === 'openai' ? 'OpenAI-compatible' : 'Ollama'})
+            </dd>
             <dt>Database</dt>
             <dd>{settings.database ?? 'none'}</dd>
             <dt>Memory store</dt>

@@ -3,7 +3,7 @@
  */
 
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
-import { lastConversationId } from '../../app/memory.js';
+import { lastConversationId } from '../../app/conversations.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';

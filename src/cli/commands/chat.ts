@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { lastConversationId, listMemories } from '../../app/memory.js';
+import { lastConversationId } from '../../app/conversations.js';
+import { listMemories } from '../../app/memory.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { userTimeZone } from '../../memory/expiry.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';

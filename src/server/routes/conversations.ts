@@ -4,8 +4,14 @@
  * user's id is `404 not_found`, exactly like an id that does not exist.
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import {
+  deleteConversation,
+  listConversations,
+  renameConversation,
+  showConversation,
+} from '../../app/conversations.js';
 import { MAX_CONVERSATION_TITLE_LENGTH } from '../../memory/store/types.js';
-import { type AppEnv, apiError } from '../context.js';
+import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { ConversationSchema, errorResponses, TurnSchema } from '../schemas.js';
 
@@ -102,43 +108,31 @@ const remove = createRoute({
   },
 });
 
-const NOT_FOUND = 'No conversation with this id in your conversations.';
-
 /** Registers the conversation routes. */
 export function registerConversations(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(list, async (c) => {
     const scope = { user: c.get('principal').user };
-    const { store } = await deps.memory();
-    const conversations = await store.listConversations(scope, c.req.valid('query').limit ?? 20);
+    const conversations = await listConversations(await deps.memory(), scope, c.req.valid('query'));
     return c.json({ conversations }, 200);
   });
 
   app.openapi(one, async (c) => {
     const scope = { user: c.get('principal').user };
     const { id } = c.req.valid('param');
-    const { store } = await deps.memory();
-    const conversation = await store.getConversation(scope, id);
-    if (!conversation) throw apiError('not_found', 'No conversation with this id in your conversations.');
-    const turns = await store.recentTurns(scope, id, c.req.valid('query').turns ?? 50);
-    return c.json({ conversation, turns }, 200);
+    const shown = await showConversation(await deps.memory(), scope, id, c.req.valid('query'));
+    return c.json(shown, 200);
   });
 
   app.openapi(rename, async (c) => {
     const scope = { user: c.get('principal').user };
     const { id } = c.req.valid('param');
-    const { store } = await deps.memory();
-    if (!(await store.renameConversation(scope, id, c.req.valid('json').title)))
-      throw apiError('not_found', NOT_FOUND);
-    const conversation = await store.getConversation(scope, id);
-    if (!conversation) throw apiError('not_found', NOT_FOUND);
+    const conversation = await renameConversation(await deps.memory(), scope, id, c.req.valid('json').title);
     return c.json({ conversation }, 200);
   });
 
   app.openapi(remove, async (c) => {
     const scope = { user: c.get('principal').user };
-    const { id } = c.req.valid('param');
-    const { store } = await deps.memory();
-    if (!(await store.deleteConversation(scope, id))) throw apiError('not_found', NOT_FOUND);
+    await deleteConversation(await deps.memory(), scope, c.req.valid('param').id);
     return c.json({ deleted: true as const }, 200);
   });
 }

@@ -1,7 +1,11 @@
-/** Schema routes: the catalog, and the schema context chosen for a question. */
+/**
+ * Schema routes: the catalog, and the schema context chosen for a question (the `readSchema` and
+ * `schemaContext` use cases, the same documents as `sqlrecall schema --json`, `sqlrecall schema
+ * context --json` and the MCP `schema_context` tool).
+ */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { wholeSchemaPlanner } from '../../agent/context.js';
-import { estimateTokens } from '../../core/tokens.js';
+import { readSchema } from '../../app/schema.js';
+import { schemaContext } from '../../app/schema-context.js';
 import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { errorResponses } from '../schemas.js';
@@ -42,7 +46,40 @@ const context = createRoute({
       content: {
         'application/json': {
           schema: z
-            .object({ tables: z.array(z.string()), schemaText: z.string(), estimatedTokens: z.number() })
+            .object({
+              question: z.string(),
+              mode: z.enum(['whole', 'linked']),
+              estimatedTokens: z.number(),
+              wholeSchemaTokens: z.number(),
+              budget: z.object({
+                contextTokens: z.number(),
+                availableTokens: z.number(),
+                schemaTokens: z.number(),
+              }),
+              tables: z.array(
+                z
+                  .object({
+                    table: z.string(),
+                    kind: z.string(),
+                    reasons: z.array(z.string()),
+                    columns: z.array(z.string()),
+                    omittedColumns: z.number(),
+                    valueHints: z.array(z.string()),
+                  })
+                  .passthrough(),
+              ),
+              catalogTables: z.number(),
+              degradations: z.array(z.string()),
+              index: z.object({
+                indexed: z.number(),
+                reembedded: z.number(),
+                removed: z.number(),
+                unchanged: z.number(),
+                durationMs: z.number(),
+              }),
+              warnings: z.array(z.string()),
+              schemaText: z.string(),
+            })
             .passthrough(),
         },
       },
@@ -54,19 +91,11 @@ const context = createRoute({
 /** Registers the schema routes. */
 export function registerSchema(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(catalog, async (c) => {
-    const assistant = await deps.assistant();
-    const { schema } =
-      c.req.valid('query').refresh === 'true' ? await assistant.refreshSchema() : await assistant.schema();
-    return c.json(schema, 200);
+    const refresh = c.req.valid('query').refresh === 'true';
+    return c.json(await readSchema(deps.schema, { refresh }), 200);
   });
 
   app.openapi(context, async (c) => {
-    const { question } = c.req.valid('json');
-    const { schema } = await (await deps.assistant()).schema();
-    const planned = await (deps.planContext ?? wholeSchemaPlanner)(question, schema);
-    return c.json(
-      { ...planned, estimatedTokens: planned.estimatedTokens ?? estimateTokens(planned.schemaText) },
-      200,
-    );
+    return c.json(await schemaContext(deps.schema, c.req.valid('json').question), 200);
   });
 }

@@ -69,7 +69,8 @@ const settings = createRoute({
           schema: z.object({
             model: z.string(),
             embedModel: z.string(),
-            ollamaHost: z.string(),
+            provider: z.enum(['ollama', 'openai']),
+            providerUrl: z.string(),
             database: z.string().nullable(),
             memoryStore: z.string(),
             maxRows: z.number(),
