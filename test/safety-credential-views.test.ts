@@ -51,8 +51,11 @@ describe('credential views of information_schema', () => {
       expect(await guardSql(sql), sql).toMatchObject({ ok: true });
     }
   });
+});
 
-  describe.skipIf(!process.env.TEST_DATABASE_URL)('on the server, with a postgres_fdw password', () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL)(
+  'credential views on the server, with a postgres_fdw password',
+  () => {
     let db: TestDatabase;
     beforeAll(async () => {
       db = await createTestDatabase('server', 'sqlrecall_credviews');
@@ -82,5 +85,5 @@ describe('credential views of information_schema', () => {
         expect(run.stderr).toMatch(/passwords|credentials|connection strings/);
       }
     });
-  });
-});
+  },
+);
