@@ -8,7 +8,8 @@
  * and a database where only some components were ever opened is still consistent. Every applied
  * step is one row of `sqlrecall_migrations(component, version, description, applied_at)`.
  *
- * One call applies the missing steps of one series in one transaction that first takes the global
+ * One call first reads the ledger without a lock (every step recorded, the usual start: done). Else
+ * it applies the missing steps of the series in one transaction that first takes the global
  * migration advisory lock: two processes opening the same database at once serialize, and the
  * second finds the steps recorded by the first. A step that fails rolls back the whole call, so a
  * database is never left half-way through a step.
@@ -31,8 +32,11 @@ export interface MigrationSession {
   ): Promise<R[]>;
 }
 
-/** A connection that runs a function in one transaction (the memory store's `SqlClient` fits). */
-export interface MigrationClient {
+/**
+ * A connection that runs single statements and functions in one transaction (the memory store's
+ * `SqlClient` fits).
+ */
+export interface MigrationClient extends MigrationSession {
   /** Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (tx: MigrationSession) => Promise<T>): Promise<T>;
 }
@@ -93,27 +97,57 @@ export function checkSeries(series: MigrationSeries): void {
   });
 }
 
+/** What the ledger looks like: missing, or which of its later columns it has. */
+interface LedgerShape {
+  present: boolean;
+  component: boolean;
+  description: boolean;
+}
+
+/** Reads the ledger's shape from the catalog (one statement, no lock, nothing written). */
+async function ledgerShape(session: MigrationSession): Promise<LedgerShape> {
+  const rows = await session.query<{ present: boolean; component: boolean; description: boolean }>(
+    `SELECT l.oid IS NOT NULL AS present,
+            EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = l.oid AND a.attname = 'component'
+                     AND NOT a.attisdropped) AS component,
+            EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = l.oid AND a.attname = 'description'
+                     AND NOT a.attisdropped) AS description
+       FROM (SELECT to_regclass('${MIGRATIONS_TABLE}') AS oid) l`,
+  );
+  const row = rows[0];
+  return {
+    present: row?.present === true,
+    component: row?.component === true,
+    description: row?.description === true,
+  };
+}
+
+/** The versions of `component` recorded in a ledger of the current shape. */
+async function recorded(session: MigrationSession, component: string): Promise<Set<number>> {
+  const rows = await session.query<{ version: number }>(
+    `SELECT version FROM ${MIGRATIONS_TABLE} WHERE component = $1`,
+    [component],
+  );
+  return new Set(rows.map((row) => Number(row.version)));
+}
+
 /**
  * Creates the ledger, or brings one written before the runner was shared to the current shape
  * (adds `component` filled with {@link LEGACY_COMPONENT}, keys it by `(component, version)`, adds
  * `description`). Call with the migration lock held.
  */
 async function ensureLedger(tx: MigrationSession): Promise<void> {
-  await tx.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
-    component text NOT NULL,
-    version integer NOT NULL,
-    description text,
-    applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-    PRIMARY KEY (component, version))`);
-  const columns = new Set(
-    (
-      await tx.query<{ attname: string }>(
-        `SELECT attname FROM pg_attribute
-          WHERE attrelid = '${MIGRATIONS_TABLE}'::regclass AND attnum > 0 AND NOT attisdropped`,
-      )
-    ).map((row) => row.attname),
-  );
-  if (!columns.has('component')) {
+  const shape = await ledgerShape(tx);
+  if (!shape.present) {
+    await tx.query(`CREATE TABLE ${MIGRATIONS_TABLE} (
+      component text NOT NULL,
+      version integer NOT NULL,
+      description text,
+      applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      PRIMARY KEY (component, version))`);
+    return;
+  }
+  if (!shape.component) {
     await tx.query(
       `ALTER TABLE ${MIGRATIONS_TABLE} ADD COLUMN component text NOT NULL DEFAULT '${LEGACY_COMPONENT}'`,
     );
@@ -125,8 +159,7 @@ async function ensureLedger(tx: MigrationSession): Promise<void> {
       await tx.query(`ALTER TABLE ${MIGRATIONS_TABLE} DROP CONSTRAINT "${key.conname}"`);
     await tx.query(`ALTER TABLE ${MIGRATIONS_TABLE} ADD PRIMARY KEY (component, version)`);
   }
-  if (!columns.has('description'))
-    await tx.query(`ALTER TABLE ${MIGRATIONS_TABLE} ADD COLUMN description text`);
+  if (!shape.description) await tx.query(`ALTER TABLE ${MIGRATIONS_TABLE} ADD COLUMN description text`);
 }
 
 /**
@@ -137,16 +170,18 @@ async function ensureLedger(tx: MigrationSession): Promise<void> {
  */
 export async function runMigrations(client: MigrationClient, series: MigrationSeries): Promise<number[]> {
   checkSeries(series);
+  // Every step recorded (the usual start): nothing to lock. A step's row commits with the step, so
+  // a recorded version is an applied one.
+  const shape = await ledgerShape(client);
+  if (shape.present && shape.component) {
+    const done = await recorded(client, series.component);
+    if (series.migrations.every((migration) => done.has(migration.version))) return [];
+  }
   return client.transaction(async (tx) => {
     await lockMigrations(tx);
     await ensureLedger(tx);
-    const done = new Set(
-      (
-        await tx.query<{ version: number }>(`SELECT version FROM ${MIGRATIONS_TABLE} WHERE component = $1`, [
-          series.component,
-        ])
-      ).map((row) => Number(row.version)),
-    );
+    // Read again under the lock: another process may have applied steps meanwhile.
+    const done = await recorded(tx, series.component);
     const applied: number[] = [];
     for (const migration of series.migrations) {
       if (done.has(migration.version)) continue;
