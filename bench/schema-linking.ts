@@ -184,6 +184,10 @@ async function newStore(): Promise<SchemaIndexStore> {
   storeDbs.push(db);
   return new PgSchemaIndexStore({
     query: async (text, params) => (await db.query(text, params)).rows as never[],
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({ query: async (text, params) => (await tx.query(text, params)).rows as never[] }),
+      ),
   });
 }
 

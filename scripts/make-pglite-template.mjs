@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Part of `npm run build` (and so of `npm install` from a clone and of `npm pack`): runs PGlite's
 // initdb once and keeps the initialized cluster as dist/pglite-template/pgdata.tar.gz, and the same
-// with pgvector and the memory store's migrations applied as memory-store.tar.gz, with
-// manifest.json naming the PGlite version and the migrations that made them. Every new embedded
+// with pgvector and every migration series of the store's database applied (memory store, schema
+// index, users) as memory-store.tar.gz, with manifest.json naming the PGlite version and the
+// migrations that made them. Every new embedded
 // data directory (the memory store, the demo shop, a new pglite: database) is then a copy instead
 // of another initdb (src/databases/pglite/template.ts; figures in docs/perf/first-run.md). Runs
 // after tsc (it uses the compiled memory store). Skipped when the manifest already names the
@@ -21,9 +22,17 @@ while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
 const version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
 
 const dist = (path) => import(pathToFileURL(resolve('dist', path)).href);
-const { MIGRATIONS, createPgliteClient, migrate } = await dist('memory/store/index.js');
+const { createPgliteClient, migrate } = await dist('memory/store/index.js');
+const { MEMORY_SERIES } = await dist('memory/store/migrations.js');
+const { SCHEMA_INDEX_SERIES } = await dist('linking/pg-store.js');
+const { USERS_SERIES } = await dist('app/users.js');
+const { runMigrations } = await dist('databases/postgres/migrate.js');
 const { seedFromTemplate } = await dist('databases/pglite/template.js');
-const migrations = MIGRATIONS.map((m) => m.version).join(',');
+// Each series with its versions, e.g. `memory:1,2,3 schema_index:1 users:1,2`: a new step, a new
+// series or a new ledger shape changes it, and so rebuilds the template.
+const migrations = [MEMORY_SERIES, SCHEMA_INDEX_SERIES, USERS_SERIES]
+  .map((series) => `${series.component}:${series.migrations.map((m) => m.version).join(',')}`)
+  .join(' ');
 
 const manifestFile = join(out, 'manifest.json');
 if (['manifest.json', 'pgdata.tar.gz', 'memory-store.tar.gz'].every((f) => existsSync(join(out, f)))) {
@@ -57,13 +66,15 @@ try {
   await initdb.waitReady;
   await initdb.close();
   await keep(pristine, 'pgdata');
-  // The memory store: a copy of the pristine cluster, migrated by the store's own code.
+  // The memory store: a copy of the pristine cluster, migrated by the stores' own code.
   writeFileSync(manifestFile, `${JSON.stringify({ pglite: version }, null, 2)}\n`); // lets seedFromTemplate use pgdata
   const store = join(work, 'memory-store');
   if (!seedFromTemplate(store, {}, 'pgdata')) throw new Error('the pristine cluster could not be copied');
   const client = createPgliteClient(store);
   try {
     await migrate(client);
+    await runMigrations(client, SCHEMA_INDEX_SERIES);
+    await runMigrations(client, USERS_SERIES);
   } finally {
     await client.close();
   }

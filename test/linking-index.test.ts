@@ -53,6 +53,10 @@ async function pgvectorStore(): Promise<{
   const db = new PGlite(inMemoryPgliteOptions({ extensions: { vector } }));
   const sql: SchemaIndexSql = {
     query: async (text, params) => (await db.query(text, params)).rows as never[],
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({ query: async (text, params) => (await tx.query(text, params)).rows as never[] }),
+      ),
   };
   return { store: new PgSchemaIndexStore(sql), sql, close: () => db.close() };
 }

@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SqlrecallError } from '../core/errors.js';
+import { type MigrationSeries, runMigrations } from '../databases/postgres/migrate.js';
 import type { SqlClient, SqlSession } from '../memory/store/index.js';
 import { scopeRef } from '../memory/store/scope.js';
 import { userNameConflict, userNameKey } from './user-names.js';
@@ -47,21 +48,38 @@ export function newToken(): string {
   return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
-const MIGRATION = [
-  `CREATE TABLE IF NOT EXISTS sqlrecall_users (
+/**
+ * The user directory's series. Its tables were created on every start before the runner was
+ * shared (users and tokens first, archives later), so each step keeps `IF NOT EXISTS`: a database
+ * that already has them adopts them with their rows.
+ */
+export const USERS_SERIES: MigrationSeries = {
+  component: 'users',
+  migrations: [
+    {
+      version: 1,
+      description: 'users (name, team, role) and the SHA-256 of their tokens',
+      statements: [
+        `CREATE TABLE IF NOT EXISTS sqlrecall_users (
      name text PRIMARY KEY,
      team text,
      team_role text NOT NULL DEFAULT 'member' CHECK (team_role IN ('member', 'admin')),
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
-  `CREATE TABLE IF NOT EXISTS sqlrecall_tokens (
+        `CREATE TABLE IF NOT EXISTS sqlrecall_tokens (
      token_hash text PRIMARY KEY,
      user_name text NOT NULL REFERENCES sqlrecall_users (name) ON DELETE CASCADE,
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
-  // Memory scopes of removed users: the rows are moved to `archive_scope`, a
-  // user id no account can have (it contains `:`, which USER_NAME_PATTERN refuses).
-  `CREATE TABLE IF NOT EXISTS sqlrecall_user_archives (
+      ],
+    },
+    {
+      version: 2,
+      description: 'archived memory scopes of removed users',
+      statements: [
+        // Memory scopes of removed users: the rows are moved to `archive_scope`, a
+        // user id no account can have (it contains `:`, which USER_NAME_PATTERN refuses).
+        `CREATE TABLE IF NOT EXISTS sqlrecall_user_archives (
      archive_scope text PRIMARY KEY,
      user_name text NOT NULL,
      user_key text NOT NULL,
@@ -69,7 +87,10 @@ const MIGRATION = [
      archived_at timestamptz NOT NULL DEFAULT clock_timestamp(),
      restored_at timestamptz
    )`,
-];
+      ],
+    },
+  ],
+};
 
 /** Advisory lock serializing user changes (name uniqueness is checked on normalized forms). */
 const USERS_LOCK = 'SELECT pg_advisory_xact_lock(74210006)';
@@ -101,13 +122,13 @@ export class UserDirectory {
 
   constructor(private readonly client: SqlClient) {}
 
-  /** Creates the tables once (serialized across processes by an advisory lock). */
+  /**
+   * Runs the directory's migrations once per instance (serialized across processes by the
+   * migration lock; a failure is retried on the next call).
+   */
   init(): Promise<void> {
-    this.ready ??= this.client
-      .transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(74210006)');
-        for (const statement of MIGRATION) await tx.query(statement);
-      })
+    this.ready ??= runMigrations(this.client, USERS_SERIES)
+      .then(() => undefined)
       .catch((error: unknown) => {
         this.ready = undefined;
         throw error;

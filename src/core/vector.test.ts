@@ -85,6 +85,10 @@ describe('through a real vector column (PGlite + pgvector)', () => {
   it('the schema-index store refuses a NaN embedding instead of storing zeros, and writes nothing', async () => {
     const store = new PgSchemaIndexStore({
       query: async (text, params) => (await db.query(text, params)).rows as never[],
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({ query: async (text, params) => (await tx.query(text, params)).rows as never[] }),
+        ),
     });
     const entry = {
       tableKey: 'public.t',

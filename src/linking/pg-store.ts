@@ -1,35 +1,44 @@
 /**
  * The schema index in PostgreSQL + pgvector: table `schema_index` in the same database as the
  * memories (embedded PGlite with the vector extension, or a server PostgreSQL with pgvector).
- * Written against a minimal query interface that the memory store's `SqlClient` satisfies as is.
+ * Written against a minimal query-and-transaction interface that the memory store's `SqlClient`
+ * satisfies as is. Its layout is the `schema_index` series of the shared migration runner,
+ * applied when the store is first used.
  */
 import { fromVectorSql, toVectorSql } from '../core/vector.js';
+import { type MigrationSeries, type MigrationSession, runMigrations } from '../databases/postgres/migrate.js';
 import type { ValueHint } from './documents.js';
 import type { EntryState, IndexEntry, Neighbour, SchemaIndexStore } from './store.js';
 
 /**
- * The one call the store needs: run one statement with `$n` parameters and return its rows.
- * `createPgliteClient` (`src/memory/store/shared-pglite.ts`) and `createPostgresClient` (`sql-client.ts`) fit.
+ * What the store needs: run one statement with `$n` parameters and return its rows, and run its
+ * migrations in one transaction. `createPgliteClient` (`src/memory/store/shared-pglite.ts`) and
+ * `createPostgresClient` (`sql-client.ts`) fit.
  */
-export interface SchemaIndexSql {
-  query<R extends Record<string, unknown> = Record<string, unknown>>(
-    text: string,
-    params?: unknown[],
-  ): Promise<R[]>;
+export interface SchemaIndexSql extends MigrationSession {
+  /** Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (tx: MigrationSession) => Promise<T>): Promise<T>;
 }
 
-/** Version of the table layout; a later layout adds `ALTER TABLE … ADD COLUMN IF NOT EXISTS` here. */
+/** Layout version written in each row's `layout_version` by this code. */
 export const SCHEMA_INDEX_TABLE_VERSION = 1;
 
 /**
- * DDL of the index table (idempotent). The embedding column is `vector` without a dimension, so
- * one table serves every embedding model; a search compares only rows of the query's model and
- * dimension. No ANN index: a database has at most a few thousand tables, an exact scan is
- * milliseconds.
+ * The schema index's series. Step 1 is the table the store used to create on every start, kept
+ * with `IF NOT EXISTS` so a database that already has it adopts it with its rows. The embedding
+ * column is `vector` without a dimension, so one table serves every embedding model; a search
+ * compares only rows of the query's model and dimension. No ANN index: a database has at most a
+ * few thousand tables, an exact scan is milliseconds. A later layout appends a step.
  */
-export const SCHEMA_INDEX_DDL = [
-  'CREATE EXTENSION IF NOT EXISTS vector',
-  `CREATE TABLE IF NOT EXISTS schema_index (
+export const SCHEMA_INDEX_SERIES: MigrationSeries = {
+  component: 'schema_index',
+  migrations: [
+    {
+      version: 1,
+      description: 'schema_index: one document, embedding and value hints per table and database',
+      statements: [
+        'CREATE EXTENSION IF NOT EXISTS vector',
+        `CREATE TABLE IF NOT EXISTS schema_index (
   fingerprint text NOT NULL,
   table_key text NOT NULL,
   catalog_hash text NOT NULL,
@@ -37,11 +46,14 @@ export const SCHEMA_INDEX_DDL = [
   embedding vector,
   embedding_model text,
   value_hints jsonb NOT NULL DEFAULT '[]'::jsonb,
-  layout_version integer NOT NULL DEFAULT ${SCHEMA_INDEX_TABLE_VERSION},
+  layout_version integer NOT NULL DEFAULT 1,
   updated_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (fingerprint, table_key)
 )`,
-];
+      ],
+    },
+  ],
+};
 
 /** Rows per INSERT statement when upserting. */
 const UPSERT_BATCH = 100;
@@ -66,10 +78,10 @@ export class PgSchemaIndexStore implements SchemaIndexStore {
 
   constructor(private readonly sql: SchemaIndexSql) {}
 
-  /** Creates the extension and table once per instance (a failure is retried on the next call). */
+  /** Runs the table's migrations once per instance (a failure is retried on the next call). */
   init(): Promise<void> {
     this.ready ??= (async () => {
-      for (const statement of SCHEMA_INDEX_DDL) await this.sql.query(statement);
+      await runMigrations(this.sql, SCHEMA_INDEX_SERIES);
     })().catch((error: unknown) => {
       this.ready = undefined;
       throw error;

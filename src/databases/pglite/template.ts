@@ -25,8 +25,8 @@ export const TEMPLATE_MANIFEST = 'manifest.json';
 
 /**
  * The templates the build makes: `pgdata`, the pristine cluster (a new `pglite:` database, the demo
- * shop); `memory-store`, the same with pgvector and the memory store's migrations applied (its
- * first open then only checks them).
+ * shop); `memory-store`, the same with pgvector and the migrations of the memory store, the schema
+ * index and the users applied (their first open then only checks them).
  */
 export type TemplateName = 'pgdata' | 'memory-store';
 /** Environment variable that turns the template off (`off`), e.g. to measure the first run without it. */

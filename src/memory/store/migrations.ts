@@ -1,8 +1,8 @@
 /**
- * Versioned schema of the memory store. Migrations are numbered, applied in order inside one
- * transaction that first takes a global advisory lock (two processes starting at once: the second
- * waits, then finds them applied), and recorded in `sqlrecall_migrations(version, applied_at)`.
- * Never edit a released migration: append a new one.
+ * Versioned schema of the memory store: the `memory` series of the shared migration runner
+ * (`databases/postgres/migrate.ts`), which applies the missing steps in one transaction under the
+ * global migration advisory lock and records them in `sqlrecall_migrations`. Never edit a released
+ * migration: append a new one.
  *
  * The vector column is created without a dimension; {@link setupEmbedding} fixes it to
  * `vector(N)` and builds the HNSW index the first time `init` learns the dimension (it is probed
@@ -10,10 +10,13 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { MEMORY_KINDS } from '../../core/memory.js';
+import {
+  lockMigrations,
+  type Migration,
+  type MigrationSeries,
+  runMigrations,
+} from '../../databases/postgres/migrate.js';
 import type { SqlClient, SqlSession } from './sql-client.js';
-
-/** Advisory lock key pair (namespace, purpose) for migrations and meta changes. */
-const MIGRATION_LOCK = "pg_advisory_xact_lock(hashtext('sqlrecall'), hashtext('sqlrecall.migrate'))";
 
 const kinds = MEMORY_KINDS.map((kind) => `'${kind}'`).join(', ');
 const scopeColumns = `
@@ -22,14 +25,7 @@ const scopeColumns = `
   scope_team text,
   CHECK (num_nonnulls(scope_user, scope_team) = 1)`;
 
-/** One schema version. */
-export interface Migration {
-  version: number;
-  description: string;
-  statements: string[];
-}
-
-/** Every migration, in order. */
+/** Every migration of the memory store, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -182,15 +178,21 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The memory store's series: memories, their history, conversations, pending writes, settings. */
+export const MEMORY_SERIES: MigrationSeries = { component: 'memory', migrations: MIGRATIONS };
+
 /** Name of the HNSW index on the embedding column (cosine distance). */
 export const HNSW_INDEX = 'sqlrecall_memories_embedding_hnsw';
 
 /** Most dimensions pgvector's HNSW indexes for `vector` (pgvector 0.8); larger ones are searched exactly. */
 export const HNSW_MAX_DIMENSIONS = 2000;
 
-/** Takes the global migration/meta lock for the current transaction. */
+/**
+ * Takes the global migration lock for the current transaction: changes of the embedding column
+ * and its recorded model wait for migrations, and the reverse.
+ */
 export async function lockSchema(tx: SqlSession): Promise<void> {
-  await tx.query(`SELECT ${MIGRATION_LOCK}`);
+  await lockMigrations(tx);
 }
 
 function missingVector(error: unknown, displayName: string): SqlrecallError | undefined {
@@ -204,31 +206,13 @@ function missingVector(error: unknown, displayName: string): SqlrecallError | un
 }
 
 /**
- * Applies every migration not yet recorded, in one transaction. Idempotent.
+ * Applies every memory-store migration not yet recorded, in one transaction. Idempotent.
  * @returns the versions applied by this call
  * @throws SqlrecallError `memory_store` when pgvector is missing on a server
  */
 export async function migrate(client: SqlClient): Promise<number[]> {
   try {
-    return await client.transaction(async (tx) => {
-      await lockSchema(tx);
-      await tx.query(`CREATE TABLE IF NOT EXISTS sqlrecall_migrations (
-        version integer PRIMARY KEY,
-        applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-      const done = new Set(
-        (await tx.query<{ version: number }>('SELECT version FROM sqlrecall_migrations')).map((row) =>
-          Number(row.version),
-        ),
-      );
-      const applied: number[] = [];
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.version)) continue;
-        for (const statement of migration.statements) await tx.query(statement);
-        await tx.query('INSERT INTO sqlrecall_migrations (version) VALUES ($1)', [migration.version]);
-        applied.push(migration.version);
-      }
-      return applied;
-    });
+    return await runMigrations(client, MEMORY_SERIES);
   } catch (error) {
     throw missingVector(error, client.displayName) ?? error;
   }
