@@ -58,12 +58,15 @@ describe('embedded database folders', () => {
     expect(parseDatabaseUrl('pglite:./a~b')).toEqual({ engine: 'pglite', dataDir: resolve('a~b') });
   });
 
-  it('refuses a folder that does not exist instead of creating an empty database there', async () => {
-    const missing = join(tmpdir(), `sqlrecall-no-such-db-${process.pid}`, 'shop');
+  it('refuses a folder whose parent does not exist instead of creating every folder on the way', async () => {
+    const parent = join(tmpdir(), `sqlrecall-no-such-folder-${process.pid}`);
+    const missing = join(parent, 'shop');
     const error = await openDatabase(`pglite:${missing}`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SqlrecallError);
     expect((error as SqlrecallError).code).toBe('config');
-    expect((error as SqlrecallError).message).toBe(`There is no database at ${missing}.`);
-    expect(existsSync(missing)).toBe(false);
+    expect((error as SqlrecallError).message).toBe(
+      `There is no database at ${missing}, nor the folder ${parent}.`,
+    );
+    expect(existsSync(parent)).toBe(false);
   });
 });

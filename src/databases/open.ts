@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
@@ -55,7 +55,7 @@ function expandHome(path: string): string {
 /**
  * Opens a connector for `url` (lazily: nothing connects until the first call; use `ping()` to
  * check). Drivers load on demand, so a pg-only user never loads the PGlite WASM.
- * @throws SqlrecallError `config` for an unsupported scheme, or a `pglite:` folder that does not exist
+ * @throws SqlrecallError `config` for an unsupported scheme, or a `pglite:` folder whose parent folder does not exist
  */
 export async function openDatabase(
   url: string,
@@ -70,14 +70,19 @@ export async function openDatabase(
       applicationName: options.applicationName,
     });
   }
-  // A questioned database that does not exist is a mistyped path, not a request for a new empty
-  // database: PGlite would create one, and every question would then fail on missing tables.
-  if (target.dataDir !== undefined && !existsSync(target.dataDir))
-    throw new SqlrecallError('config', `There is no database at ${target.dataDir}.`, {
-      details: {
-        hint: 'Give the folder of an existing embedded database (pglite:DIR), a postgres:// URL, or create the demo shop with `sqlrecall demo`.',
+  // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
+  // started); a missing parent folder, though, is a mistyped path, and creating every folder on
+  // the way would scatter empty databases over the disk.
+  if (target.dataDir !== undefined && !existsSync(target.dataDir) && !existsSync(dirname(target.dataDir)))
+    throw new SqlrecallError(
+      'config',
+      `There is no database at ${target.dataDir}, nor the folder ${dirname(target.dataDir)}.`,
+      {
+        details: {
+          hint: 'Give the folder of an existing embedded database (pglite:DIR), a postgres:// URL, or create the demo shop with `sqlrecall demo`.',
+        },
       },
-    });
+    );
   const { createPgliteConnector } = await import('./pglite/connector.js');
   return createPgliteConnector({ dataDir: target.dataDir, schemas: options.schemas });
 }
