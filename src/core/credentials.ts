@@ -13,6 +13,13 @@
  * - `aws-access-key`: `AKIA…` / `ASIA…` access key ids;
  * - `slack-token`: `xoxb-…`, `xoxp-…`, `xoxa-…`, `xoxo-…`, `xoxs-…`, `xoxr-…`;
  * - `jwt`: three base64url parts, the first two starting `eyJ`;
+ * - `sqlrecall-token`: sqlrecall's own access tokens (`sqr_…`), anywhere in the text;
+ * - `password-phrase`: a password said in words, `my password is hunter2` (also passcode,
+ *   passphrase, pwd); the value must look like a secret (quoted, or holding a digit or a symbol,
+ *   or the last word of the sentence and not an ordinary describing word), so "the password
+ *   column is never shown" is left alone;
+ * - `token-phrase`: `my api key is …`, `the token is …`, `secret: …` followed by a token-like value
+ *   (no spaces, 6 characters or more, letters mixed with digits, or a known key prefix);
  * - `private-key`: a PEM `-----BEGIN … PRIVATE KEY-----` block (to its END line or the end of text).
  *
  * The patterns follow the published token formats (GitHub, AWS, Slack, RFC 7519, RFC 7468); they
@@ -30,6 +37,9 @@ export type CredentialKind =
   | 'aws-access-key'
   | 'slack-token'
   | 'jwt'
+  | 'sqlrecall-token'
+  | 'password-phrase'
+  | 'token-phrase'
   | 'private-key';
 
 /** One credential found in a text. */
@@ -55,6 +65,8 @@ interface Shape {
   group?: number;
   /** The recognisable prefix of the secret kept before the mask (`ghp_`, `AKIA`); none when absent. */
   prefix?: RegExp;
+  /** Second look at a match (the secret and the text after it); the match is skipped when false. */
+  accept?: (secret: string, after: string) => boolean;
 }
 
 /** How much of `secret` {@link maskCredentials} keeps for `shape`. */
@@ -62,7 +74,36 @@ function kept(shape: Shape | undefined, secret: string): string {
   return shape?.prefix?.exec(secret)?.[0] ?? '';
 }
 
-const PASSWORD_KEYS = 'password|passwd|pwd|sslpassword|pgpassword|pgsslpassword|pgsslkey|sslkey';
+const PASSWORD_KEYS =
+  'password|passwd|passcode|passphrase|pwd|sslpassword|pgpassword|pgsslpassword|pgsslkey|sslkey';
+
+/**
+ * Words that describe a password rather than being one ("the password is required."): the last
+ * word of a sentence after "password is" counts as a secret only when it is not one of these.
+ */
+const DESCRIBING_WORDS = new Set(
+  (
+    'required optional hashed encrypted salted stored hidden masked secret private sensitive ' +
+    'confidential empty blank null missing unknown invalid wrong incorrect correct valid set unset ' +
+    'changed expired reset needed mandatory shown visible never redacted protected same different ' +
+    'long short weak strong ok okay fine there here it this that what wrong too'
+  ).split(' '),
+);
+
+/** A value after "password is": unquoted, ends before whitespace or sentence punctuation. */
+function passwordLike(secret: string, after: string): boolean {
+  if (/^["']/.test(secret)) return true;
+  if (/[^A-Za-z]/.test(secret)) return true;
+  const endsSentence = /^\s*(?:[.!?;,)]|$)/.test(after);
+  return endsSentence && secret.length >= 4 && !DESCRIBING_WORDS.has(secret.toLowerCase());
+}
+
+/** A value after "api key is" / "token is": letters mixed with digits, or a known key prefix. */
+function tokenLike(secret: string): boolean {
+  const bare = secret.replace(/^["']|["']$/g, '');
+  if (/^(?:sk-|sk_live|sqr_)/i.test(bare)) return true;
+  return /[A-Za-z]/.test(bare) && /[0-9]/.test(bare);
+}
 
 const SHAPES: Shape[] = [
   {
@@ -115,6 +156,32 @@ const SHAPES: Shape[] = [
     prefix: /^(?:sk-|[sr]k_(?:live|test)_)/,
   },
   {
+    kind: 'sqlrecall-token',
+    label: 'a sqlrecall token',
+    pattern: /(?<![A-Za-z0-9_-])sqr_[A-Za-z0-9_-]{6,}/g,
+    prefix: /^sqr_/,
+  },
+  {
+    kind: 'password-phrase',
+    label: 'a password',
+    // "my password is hunter2", "passphrase is 'open sesame'": the word after "is" is the secret
+    // when passwordLike says it looks like one.
+    pattern:
+      /(?<![a-z0-9_])(?:password|passwd|passcode|passphrase|pwd)\s+is\s+('[^'\n]+'|"[^"\n]+"|[^\s'"]+?)(?=[.!?;,)]?(?:\s|$))/gi,
+    group: 1,
+    accept: passwordLike,
+  },
+  {
+    kind: 'token-phrase',
+    label: 'an API key or token',
+    // "my api key is sk-live-abc123", "the token is 9f8e7d6c", "secret: a1b2c3d4": a token-like
+    // value only, so "the token is valid" or "orders with status 'token'" are left alone.
+    pattern:
+      /(?<![a-z0-9])(?:api[\s_-]?key|access[\s_-]?key|token|secret)\s*(?:\s(?:is|was)|:)\s*(["']?[A-Za-z0-9][A-Za-z0-9_\-.+/=]{5,}["']?)(?![A-Za-z0-9_\-+/=])/gi,
+    group: 1,
+    accept: tokenLike,
+  },
+  {
     kind: 'password-pair',
     label: 'a password',
     // key = value, key: value, "key":"value", quoted or bare; the value is the secret.
@@ -141,6 +208,7 @@ export function findCredentials(text: string): CredentialFinding[] {
       const secret = shape.group === undefined ? whole : (match[shape.group] ?? '');
       if (secret.length === 0) continue;
       const offset = shape.group === undefined ? 0 : whole.lastIndexOf(secret);
+      if (shape.accept && !shape.accept(secret, text.slice(matchStart + offset + secret.length))) continue;
       const start = matchStart + offset;
       const end = start + secret.length;
       if (found.some((f) => start < f.end && end > f.start)) continue;

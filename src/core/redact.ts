@@ -7,7 +7,9 @@
  * Variables" chapters):
  * - URL user info: `postgres://user:secret@host/db` → `postgres://user:***@host/db` (any scheme; a
  *   raw `@` or `/` inside the password is masked too: everything up to the LAST `@` of the
- *   whitespace-free run is taken as user info, so an odd URL is over-masked rather than leaked);
+ *   whitespace-free run is taken as user info, so an odd URL is over-masked rather than leaked; a
+ *   password holding spaces, `postgres://u:S3cret Pw@host/db`, is masked up to the last `@` of the
+ *   line that is followed by a host, so text after it may be over-masked, never the password leaked);
  * - URL query parameters `password=`, `sslpassword=`, `sslkey=` (and their `PG…` spellings):
  *   the value up to the next `&`, `#` or whitespace;
  * - keyword/value strings `host=h password=secret`, with single- or double-quoted values
@@ -34,6 +36,15 @@ const KEYS = SECRET_KEYS.join('|');
 /** `scheme://` + user + `:` + password + `@` (password up to the last `@` of the token). */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#]*)(:\S*)?@(?=[^\s@]*(?:\s|$))/gi;
 
+/**
+ * Second pass, for user info the first pass could not take because the password holds whitespace
+ * (a URL cannot, but people paste them): `scheme://user:` not already masked, then everything on
+ * the line up to the last `@` followed by a whitespace-free, `@`-free host. A port (`host:5432/db`)
+ * is not user info, so a stretch starting with digits then `/` or `?` is left alone.
+ */
+const URL_USERINFO_SPACED =
+  /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#]*):(?!\*\*\*@)(?!\d{1,5}[/?])([^\n]*\s[^\n]*)@(?=[^\s@]*(?:\s|$))/gi;
+
 /** `?password=…` / `&sslpassword=…` inside a URL: the value ends at `&`, `#` or whitespace. */
 const QUERY_PARAM = new RegExp(`([?&;](?:${KEYS})=)[^&#\\s]*`, 'gi');
 
@@ -58,6 +69,7 @@ export function redactSecrets(text: string): string {
     .replace(URL_USERINFO, (_m, scheme: string, user: string, pass: string | undefined) =>
       pass ? `${scheme}${user}:${MASK}@` : `${scheme}${user}@`,
     )
+    .replace(URL_USERINFO_SPACED, (_m, scheme: string, user: string) => `${scheme}${user}:${MASK}@`)
     .replace(QUERY_PARAM, `$1${MASK}`)
     .replace(KEY_VALUE, (_m, before: string, quote: string, key: string, sep: string, value: string) => {
       const q = value.startsWith("'") ? "'" : value.startsWith('"') ? '"' : '';

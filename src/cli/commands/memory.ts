@@ -330,12 +330,37 @@ async function memoryHistory({ io, args, memory, scope, out }: MemoryContext): P
 async function memoryExport({ io, opts, memory, scope, who }: MemoryContext): Promise<number> {
   const doc = await exportMemories(memory, scope);
   if (opts.out) {
-    await writeFile(opts.out, `${JSON.stringify(doc, null, 2)}\n`);
+    const file = opts.out;
+    await writeFile(file, `${JSON.stringify(doc, null, 2)}\n`).catch((cause: unknown) => {
+      throw new SqlrecallError('usage', `Cannot write ${file}: ${writeFailure(cause)}.`, { cause });
+    });
     io.stderr.write(`Exported ${doc.memories.length} memories of ${who} to ${opts.out}.\n`);
   } else {
     printJson(io, doc);
   }
   return 0;
+}
+
+/** Why a file could not be written, in words (the OS error code when it is not a common one). */
+function writeFailure(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'its folder does not exist';
+    case 'ENOTDIR':
+      return 'part of the path is not a folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a folder';
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return code ?? 'the write failed';
+  }
 }
 
 /** `memory import FILE|-`: imports an export document (duplicates skipped). */
