@@ -3,7 +3,12 @@
  * with a {@link CliIO}, returning the exit code instead of exiting, so tests can call it in-process.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { type GlobalOptions, SETTINGS, type SettingDeclaration } from '../config/settings.js';
+import {
+  ENVIRONMENT_ONLY,
+  type GlobalOptions,
+  SETTINGS,
+  type SettingDeclaration,
+} from '../config/settings.js';
 import { packageVersion } from '../config/version.js';
 import { EXIT_CODE_MEANINGS, SqlrecallError } from '../core/errors.js';
 import type { FrontEnds } from '../runtime/http-front-end.js';
@@ -46,8 +51,8 @@ ${exitCodesHelp()}`;
 export function configurationHelp(): string {
   const rows = Object.values(SETTINGS as Record<string, SettingDeclaration>)
     .filter((s) => s.flag === undefined || s.hidden)
-    .map((s) => [s.env, `${s.help}${defaultSuffix(s)}`] as const);
-  // The README's table (`npm run docs:settings`) also lists the process-level variables.
+    .map((s) => [s.env, `${s.help}${defaultSuffix(s)}`] as const)
+    .concat(ENVIRONMENT_ONLY.map((e) => [e.env, `${e.help} (default ${e.defaultText})`] as const));
   const width = Math.max(...rows.map(([env]) => env.length)) + 2;
   return [
     'Configuration: flags win over environment variables, which win over .env in the working folder.',

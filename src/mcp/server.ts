@@ -37,18 +37,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { boundedJson, boundedText } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
 
-/** Names of the tools, in the order they are listed. */
-export const MCP_TOOLS = [
-  'ask',
-  'sql',
-  'schema',
-  'schema_context',
-  'remember',
-  'recall',
-  'forget',
-  'show_memory',
-  'audit_memory',
-] as const;
+export { MCP_TOOLS } from './tools.js';
 
 /** Longest statement accepted by the `sql` tool: 10,000 characters (a pasted query, not a dump). */
 export const MCP_MAX_INPUT_CHARS = 10_000;

@@ -1,10 +1,12 @@
 /** `sqlrecall mcp --help` text, in its own module so the CLI can show it without loading the MCP server. */
+import { MCP_TOOLS } from '../../mcp/tools.js';
+
 /** Help text after the options: what it serves, and how to add it to a client. */
 export const MCP_HELP = `
 Serves the Model Context Protocol on stdin/stdout for ONE user (--user or SQLRECALL_USER; a user
 named in a tool's arguments is refused). Clients start it themselves; you rarely run it by hand.
 
-Tools:      ask, sql, schema, schema_context, remember, recall, forget
+Tools:      ${MCP_TOOLS.join(', ')}
 Resources:  schema://tables (every table), schema://tables/{schema.table} (one table)
 Bounds:     rows capped by --max-rows (SQLRECALL_MAX_ROWS), each result's text by --max-bytes
 Errors:     tool results with isError and {"error":{"code","message"}}, codes as in --json output
