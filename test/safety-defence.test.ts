@@ -110,6 +110,8 @@ const GUARD_ONLY = [
   'pg-shadow',
   'pg-shadow-upper-qualified',
   'pg-user-mappings',
+  'information-schema-user-mapping-options',
+  'information-schema-foreign-server-options',
   'pg-authid-in-subquery',
   'pg-authid-in-union',
   'pg-shadow-quoted',
