@@ -8,9 +8,9 @@
 import type { AskInput } from '../agent/assistant.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { MessageKind } from '../core/memory.js';
-import type { QueryResult } from '../core/ports.js';
 import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
 import { type ChartSpec, chartFor } from './chart.js';
+import type { ResultRows } from './run-sql.js';
 
 /**
  * The result of one question, the same on every surface. Values follow the value contract
@@ -21,17 +21,6 @@ export type AskDocument = {
   question: string;
   /** The statement that ran; null when none did (an instruction, an unanswerable question). */
   sql: string | null;
-  /** Column names of the result, in order. */
-  columns: string[];
-  /** The server's type name of each column (`int8`, `jsonb`, …), in the order of `columns`. */
-  columnTypes: string[];
-  rows: QueryResult['rows'];
-  /** Rows returned (never more than the row cap). */
-  rowCount: number;
-  /** True when the statement had more rows than the row cap, or more bytes than the budget. */
-  truncated: boolean;
-  /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
-  truncatedReason?: 'max_rows' | 'max_bytes';
   /** The short answer written from the rows, or the reply to a message without SQL; null: none. */
   answer: string | null;
   /** Memories whose condition was verified in the SQL. */
@@ -58,7 +47,7 @@ export type AskDocument = {
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;
-};
+} & ResultRows;
 
 /** The {@link AskDocument} of an outcome. */
 export function askDocument(outcome: AskOutcome): AskDocument {

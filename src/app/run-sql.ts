@@ -98,12 +98,18 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
  * The result document of a statement (`sql --json`, the MCP `sql` tool): column names and their
  * server type names side by side; values by the value contract (exact decimal strings, JSON text).
  */
-export type SqlDocument = {
-  sql: string;
+export type SqlDocument = { sql: string } & ResultRows;
+
+/** The rows part every result document shares (`sql --json`, `ask --json`, HTTP and MCP). */
+export type ResultRows = {
+  /** Column names of the result, in order. */
   columns: string[];
+  /** The server's type name of each column (`int8`, `jsonb`, …), in the order of `columns`. */
   columnTypes: string[];
   rows: QueryResult['rows'];
+  /** Rows returned (never more than the row cap). */
   rowCount: number;
+  /** True when the statement had more rows than the row cap, or more bytes than the budget. */
   truncated: boolean;
   /** Set when `truncated`: the row cap (`max_rows`) or the byte budget (`max_bytes`). */
   truncatedReason?: 'max_rows' | 'max_bytes';
