@@ -9,7 +9,7 @@
 import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
-import { guardRefusal } from '../core/refusal.js';
+import { guardRefusal, refusalText } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
 import { guardSqlOffThread } from '../sql/check-pool.js';
@@ -367,7 +367,7 @@ async function* extractAndGuard(
   if (!extracted.ok && extracted.statements) {
     // Several statements at once is what an injection looks like: a refusal, not a parse failure.
     const joined = extracted.statements.join(';\n');
-    attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
+    attempts.push({ sql: joined, error: refusalText(extracted.reason) });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
     throw guardRefusal(extracted.reason, 'multiple-statements', { details: { sql: joined, attempts } });
   }
@@ -402,7 +402,7 @@ async function* extractAndGuard(
       { details: { sql: extracted.sql, rule: verdict.rule, attempts } },
     );
   }
-  attempts.push({ sql: extracted.sql, error: verdict.reason });
+  attempts.push({ sql: extracted.sql, error: refusalText(verdict.reason) });
   yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
   throw guardRefusal(verdict.reason, verdict.rule, { details: { sql: extracted.sql, attempts } });
 }

@@ -7,7 +7,7 @@
  */
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
-import { guardRefusal } from '../core/refusal.js';
+import { emptySql, guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import { guardSqlOffThread } from '../sql/check-pool.js';
 import { checkIdentifiers } from '../sql/identifiers.js';
@@ -61,7 +61,7 @@ export interface RunSqlInput {
  */
 export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; result: QueryResult }> {
   const text = input.sql.trim();
-  if (text === '') throw new SqlrecallError('usage', 'There is no SQL to run.');
+  if (text === '') throw emptySql();
   if (text.length > MAX_SQL_CHARS) throw sqlTooLong();
   // A long text is parsed and checked on a worker thread in a server (sql/check-pool.ts).
   // The text is guarded as given, never first cut out of prose the way a model's reply is: what

@@ -6,10 +6,12 @@
  * on the way.
  */
 import type { AskInput } from '../agent/assistant.js';
-import { SqlrecallError } from '../core/errors.js';
+import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
+import { checkQuestion } from '../core/limits.js';
 import type { MessageKind } from '../core/memory.js';
 import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
 import { type ChartSpec, chartFor } from './chart.js';
+import { type ErrorDocument, errorDocument } from './error-document.js';
 import type { ResultRows } from './run-sql.js';
 
 /**
@@ -154,8 +156,8 @@ export async function ask(pipeline: AskPipeline, request: AskRequest): Promise<A
 /**
  * What a failed ask had done before its error, as a partial {@link AskDocument}: the SQL tried
  * (from the steps, else from the error), the rows if they came, the message kind and the path.
- * Feed it every step with {@link AskProgress.see}; `ask --json` prints {@link AskProgress.failed}
- * next to the error, so a script sees the attempts that led to it.
+ * Feed it every step with {@link AskProgress.see}; every front end returns {@link AskProgress.failed}
+ * on an error, so a script sees the attempts that led to it.
  */
 export class AskProgress {
   private readonly outcome: AskOutcome;
@@ -187,14 +189,53 @@ export class AskProgress {
   }
 
   /**
-   * The partial document at the moment of `error`: the error's `attempts` and `sql` (the
-   * statement refused or failed) fill what the steps did not say.
+   * The document of a failed ask at the moment of `error`: what the steps said, the error's
+   * `attempts` and `sql` (the statement refused or failed) filling what they did not, and the
+   * error itself as {@link ErrorDocument}.
    */
-  failed(error: SqlrecallError): AskDocument {
-    const details = error.details as { attempts?: unknown; sql?: unknown };
+  failed(error: unknown): AskFailureDocument {
+    const err = toSqlrecallError(error);
+    const details = err.details as { attempts?: unknown; sql?: unknown };
     const doc = askDocument(this.outcome);
     if (Array.isArray(details.attempts)) doc.attempts = details.attempts as Attempt[];
     if (doc.sql === null && typeof details.sql === 'string') doc.sql = details.sql;
-    return doc;
+    return { ...doc, error: errorDocument(err) };
+  }
+}
+
+/**
+ * The document of a failed ask, the same on every front end (`ask --json`, `POST /api/ask` as
+ * JSON, the MCP `ask` tool): the partial {@link AskDocument} (the SQL tried, the attempts and why
+ * each failed, the rows if they came) with the error.
+ */
+export type AskFailureDocument = AskDocument & { error: ErrorDocument };
+
+/** How {@link askToEnd} ended: the document, or the failure document and its error. */
+export type AskEnd =
+  | { ok: true; doc: AskDocument }
+  | { ok: false; doc: AskFailureDocument; error: SqlrecallError };
+
+/**
+ * Runs one message to its end and never throws: an empty or too long question is refused before
+ * the pipeline is opened, and any failure becomes its {@link AskFailureDocument}.
+ * @param pipeline the pipeline, or how to open it (called only for a question fit to ask)
+ */
+export async function askToEnd(
+  pipeline: AskPipeline | (() => Promise<AskPipeline>),
+  request: AskRequest,
+): Promise<AskEnd> {
+  const progress = new AskProgress(request.question);
+  try {
+    checkQuestion(request.question);
+    const opened = typeof pipeline === 'function' ? await pipeline() : pipeline;
+    const steps = askSteps(opened, request);
+    for (;;) {
+      const next = await steps.next();
+      if (next.done) return { ok: true, doc: next.value };
+      progress.see(next.value);
+    }
+  } catch (error) {
+    const err = toSqlrecallError(error);
+    return { ok: false, doc: progress.failed(err), error: err };
   }
 }

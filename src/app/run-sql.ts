@@ -10,6 +10,7 @@ import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import { type ChartSpec, chartFor } from './chart.js';
 
 /** The configured limits every user statement runs under. */
 export interface SqlLimits {
@@ -95,10 +96,16 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
 }
 
 /**
- * The result document of a statement (`sql --json`, the MCP `sql` tool): column names and their
- * server type names side by side; values by the value contract (exact decimal strings, JSON text).
+ * The result document of a statement, the same on every front end (`sql --json`, `POST /api/sql`,
+ * the MCP `sql` tool): column names and their server type names side by side; values by the value
+ * contract (exact decimal strings, JSON text); the chart that fits the rows, as in the ask document.
  */
-export type SqlDocument = { sql: string } & ResultRows;
+export type SqlDocument = {
+  /** The statement as the guard normalised it (what ran). */
+  sql: string;
+  /** A chart that fits the rows (a bar or line chart), or null. */
+  chart: ChartSpec | null;
+} & ResultRows;
 
 /** The rows part every result document shares (`sql --json`, `ask --json`, HTTP and MCP). */
 export type ResultRows = {
@@ -126,5 +133,6 @@ export function sqlDocument(run: SqlRun): SqlDocument {
     rowCount: result.rowCount,
     truncated: result.truncated,
     ...(result.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
+    chart: chartFor(result),
   };
 }

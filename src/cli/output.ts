@@ -4,6 +4,7 @@
  */
 import Table from 'cli-table3';
 import { limitNote, limitReached } from '../agent/statement-limit.js';
+import { type ErrorDocument, errorDocument } from '../app/error-document.js';
 import type { SqlrecallError } from '../core/errors.js';
 import type { CellValue, QueryResult } from '../core/ports.js';
 import { redactSecrets } from '../core/redact.js';
@@ -168,12 +169,7 @@ export function printError(io: CliIO, error: SqlrecallError): void {
     io.stderr.write(`${pc.dim('hint:')} ${redactSecrets(error.details.hint)}\n`);
 }
 
-/** The JSON form of an error. */
-export function errorJson(error: SqlrecallError): { code: string; message: string; hint?: string } {
-  const out: { code: string; message: string; hint?: string } = {
-    code: error.code,
-    message: redactSecrets(error.message),
-  };
-  if (typeof error.details.hint === 'string') out.hint = redactSecrets(error.details.hint);
-  return out;
+/** The JSON form of an error (the one {@link ErrorDocument} of every front end). */
+export function errorJson(error: SqlrecallError): ErrorDocument {
+  return errorDocument(error);
 }

@@ -4,6 +4,7 @@
  * model (which would read it several times: classification, SQL, answer).
  */
 import { SqlrecallError } from './errors.js';
+import { emptyQuestion } from './refusal.js';
 
 /** Longest question accepted, in characters (UTF-16 code units): 4,000, about a page of text. */
 export const MAX_QUESTION_CHARS = 4000;
@@ -14,12 +15,7 @@ export const MAX_QUESTION_CHARS = 4000;
  */
 export function checkQuestion(text: string): string {
   const question = text.trim();
-  if (question === '')
-    throw new SqlrecallError('usage', 'The question is empty.', {
-      details: {
-        hint: 'Give a question in plain language, e.g. sqlrecall ask "how many customers are there?"',
-      },
-    });
+  if (question === '') throw emptyQuestion();
   if (question.length > MAX_QUESTION_CHARS)
     throw new SqlrecallError(
       'usage',

@@ -12,7 +12,8 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ask } from '../app/ask.js';
+import { askToEnd } from '../app/ask.js';
+import { errorDocument } from '../app/error-document.js';
 import {
   addMemory,
   auditMemories,
@@ -58,24 +59,20 @@ export interface McpServerOptions {
 
 /** The error text of a failed tool call: `{"error":{"code","message","hint"?}}`, never a stack. */
 export function toolError(error: unknown): CallToolResult {
-  const err = toSqlrecallError(error);
-  const body: { code: string; message: string; hint?: string; rule?: string } = {
-    code: err.code,
-    message: redactSecrets(err.message),
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify({ error: errorDocument(error) }) }],
   };
-  if (typeof err.details.hint === 'string') body.hint = redactSecrets(err.details.hint);
-  if ('rule' in err.details && typeof err.details.rule === 'string') body.rule = err.details.rule;
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }) }] };
 }
 
 function textResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }] };
 }
 
+// Empty input is refused by the use case (`checkQuestion`, `runSql`), worded as on every surface.
 const question = z
   .string()
   .trim()
-  .min(1, 'Give a question in plain language.')
   .max(
     MAX_QUESTION_CHARS,
     `A question is at most ${MAX_QUESTION_CHARS.toLocaleString('en')} characters (the limit of every surface).`,
@@ -106,7 +103,6 @@ export const MCP_INPUTS = {
     sql: z
       .string()
       .trim()
-      .min(1, 'Give one SQL statement.')
       .max(MCP_MAX_INPUT_CHARS, `At most ${MCP_MAX_INPUT_CHARS} characters.`)
       .describe('one read-only statement (SELECT/WITH/VALUES/TABLE/EXPLAIN)'),
   }),
@@ -251,7 +247,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
     guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime, signal) => {
-      const doc = await ask(await runtime.assistant(), {
+      const end = await askToEnd(() => runtime.assistant(), {
         user: config.user,
         ...(config.team !== undefined ? { team: config.team } : {}),
         question: args.question,
@@ -260,7 +256,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         ...(args.without !== undefined ? { without: args.without } : {}),
         signal,
       });
-      return textResult(boundedJson(doc, maxBytes));
+      if (end.ok) return textResult(boundedJson(end.doc, maxBytes));
+      // A failed question: the same document as `ask --json` and the HTTP API give, as a tool error.
+      log(`mcp: ask failed: ${end.error.code}: ${redactSecrets(end.error.message)}`);
+      return { isError: true, content: [{ type: 'text', text: boundedJson(end.doc, maxBytes) }] };
     }),
   );
 

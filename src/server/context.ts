@@ -3,29 +3,29 @@
  * memory scope a request may use (always derived from the authenticated principal).
  */
 import type { Context } from 'hono';
+import { type ErrorDocument, errorDocument } from '../app/error-document.js';
 import type { Principal } from '../app/users.js';
 import { ERROR_TABLE, type ErrorCode, SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { MemoryScope } from '../core/memory.js';
-import { redactSecrets } from '../core/redact.js';
 
 /** Hono environment of the app: the principal set by the auth middleware. */
 export interface AppEnv {
   Variables: { principal: Principal; errorCode?: string };
 }
 
-/** `{error: {code, message, hint?}}`. */
+/** `{error: {code, message, hint?, rule?}}`: the one {@link ErrorDocument} of every front end. */
 export interface ErrorBody {
-  error: { code: string; message: string; hint?: string };
+  error: ErrorDocument;
 }
 
 /** The error body of any thrown value (unexpected errors get a generic sentence). */
 export function errorBody(error: unknown): { body: ErrorBody; status: number } {
   const err = toSqlrecallError(error);
-  // Every API error passes the one redaction function.
-  const message = err.code === 'internal' ? 'Unexpected server error.' : redactSecrets(err.message);
-  const hint = typeof err.details.hint === 'string' ? redactSecrets(err.details.hint) : undefined;
+  // Every API error passes the one redaction function (in errorDocument); an unexpected one says
+  // nothing of the server's insides.
+  const doc = errorDocument(err);
   return {
-    body: { error: { code: err.code, message, ...(hint ? { hint } : {}) } },
+    body: { error: err.code === 'internal' ? { code: err.code, message: 'Unexpected server error.' } : doc },
     status: ERROR_TABLE[err.code].httpStatus,
   };
 }

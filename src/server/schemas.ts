@@ -147,7 +147,14 @@ const text = (max: number) =>
 /** Body of `POST /api/ask`. */
 export const AskBodySchema = z
   .object({
-    question: text(MAX_QUESTION_CHARS).openapi({ example: 'top 5 customers by revenue' }),
+    // An empty question is refused by the use case, worded as on every other surface.
+    question: z
+      .string()
+      .trim()
+      .max(MAX_QUESTION_CHARS, {
+        error: `is longer than ${MAX_QUESTION_CHARS.toLocaleString('en')} characters, the limit`,
+      })
+      .openapi({ example: 'top 5 customers by revenue' }),
     conversationId: z.string().min(1).max(200).optional(),
     /** Memory ids not to apply to this question (the chips the user switched off). */
     without: z.array(z.string().min(4).max(64)).max(50).optional(),

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { severalStatements } from '../core/refusal.js';
 import { extractSql } from './extract.js';
 
 const Q = 'SELECT name, total FROM customers WHERE total > 10';
@@ -158,7 +159,7 @@ describe('extractSql: failures', () => {
     const result = extractSql(text);
     expect(result).toMatchObject({
       ok: false,
-      reason: `The model returned ${count} statements; only one is allowed.`,
+      reason: severalStatements(count),
     });
     expect(result.ok ? [] : result.statements).toHaveLength(count);
   });

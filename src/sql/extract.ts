@@ -7,6 +7,7 @@
  * through on purpose, and fails with one clear sentence when there is no statement or more than
  * one. It does not judge what the statement does: that is the guard's job (`guard.ts`).
  */
+import { severalStatements } from '../core/refusal.js';
 import {
   CONTINUATION_PUNCT,
   CONTINUATION_WORDS,
@@ -73,7 +74,7 @@ export function extractSql(text: string): ExtractResult {
   if (distinct.length > 1) {
     return {
       ok: false,
-      reason: `The model returned ${distinct.length} statements; only one is allowed.`,
+      reason: severalStatements(distinct.length),
       statements: distinct,
     };
   }

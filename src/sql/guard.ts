@@ -6,6 +6,7 @@
  */
 import { scanSync } from 'libpg-query';
 import type { Json, JsonObject } from '../core/json.js';
+import { severalStatements } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import { checkAllowlist } from './allowlist.js';
 import {
@@ -102,10 +103,7 @@ function check(sql: string, options: GuardOptions): GuardVerdict {
   const stmts = Array.isArray(tree.stmts) ? (tree.stmts as JsonObject[]) : [];
   if (stmts.length === 0) return refuse('empty', 'refused: there is no SQL statement, only comments');
   if (stmts.length > 1) {
-    return refuse(
-      'multiple-statements',
-      `refused: ${stmts.length} statements were given; only one statement may run at a time`,
-    );
+    return refuse('multiple-statements', `refused: ${severalStatements(stmts.length)}`);
   }
   const raw = stmts[0]!;
   const stmt = (raw.stmt ?? {}) as JsonObject;

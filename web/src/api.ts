@@ -172,7 +172,22 @@ export interface ConversationTurn {
   createdAt: string;
 }
 
-/** The result of `POST /api/sql`. */
+/**
+ * The body of `POST /api/sql`: the one SQL document (the same as `sqlrecall sql --json` and the
+ * MCP `sql` tool print), column names and their types side by side.
+ */
+interface SqlDocument {
+  sql: string;
+  columns: string[];
+  columnTypes: string[];
+  rows: Cell[][];
+  rowCount: number;
+  truncated: boolean;
+  truncatedReason?: 'max_rows' | 'max_bytes';
+  chart: Chart | null;
+}
+
+/** A statement's result as the chat shows it (columns as name and type). */
 export interface SqlRunResult {
   sql: string;
   columns: Column[];
@@ -199,5 +214,6 @@ export async function runSql(sql: string, signal?: AbortSignal): Promise<SqlRunR
     const error = (data as { error?: { code: string; message: string } } | null)?.error;
     throw new ApiError(res.status, error?.code ?? 'internal', error?.message ?? `HTTP ${res.status}`);
   }
-  return data as SqlRunResult;
+  const { columns, columnTypes, ...rest } = data as SqlDocument;
+  return { ...rest, columns: columns.map((name, i) => ({ name, type: columnTypes[i] ?? '' })) };
 }

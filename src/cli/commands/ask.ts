@@ -10,7 +10,7 @@ import { userTimeZone } from '../../memory/expiry.js';
 import { pc } from '../colors.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson, printResult, printSql } from '../output.js';
+import { printError, printJson, printResult, printSql } from '../output.js';
 import type { GlobalOptions } from '../program.js';
 import { startSpinner } from '../progress.js';
 import { withRuntime } from '../with-runtime.js';
@@ -167,7 +167,7 @@ export async function answerQuestion(
     if (answering) io.stdout.write('\n');
     const err = toSqlrecallError(error);
     printError(io, err);
-    if (options.json) printJson(io, { ...progress.failed(err), error: errorJson(err) });
+    if (options.json) printJson(io, progress.failed(err));
     return err.exitCode;
   }
 }
@@ -197,7 +197,7 @@ export async function runAsk(
   } catch (error) {
     const err = toSqlrecallError(error);
     printError(io, err);
-    if (json) printJson(io, { question, error: errorJson(err) });
+    if (json) printJson(io, new AskProgress(question).failed(err));
     return err.exitCode;
   }
   const interrupt = onInterrupt(io);
@@ -235,7 +235,7 @@ export async function runAsk(
         onError: (error) => {
           const err = toSqlrecallError(error);
           printError(io, err);
-          if (json) printJson(io, { question, error: errorJson(err) });
+          if (json) printJson(io, new AskProgress(question).failed(err));
           return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
         },
       },

@@ -7,7 +7,8 @@
 import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
 import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
 import type { Config } from '../../config/config.js';
-import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import { toSqlrecallError } from '../../core/errors.js';
+import { emptySql } from '../../core/refusal.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
@@ -44,12 +45,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   try {
     config = configFrom(io, opts, { demoDefault: true });
     if (sql.trim() === '-') sql = await readStdin(io);
-    if (sql.trim() === '')
-      throw new SqlrecallError('usage', 'There is no SQL to run.', {
-        details: {
-          hint: 'Give one statement, e.g. sqlrecall sql "SELECT count(*) FROM orders", or - to read it from stdin.',
-        },
-      });
+    if (sql.trim() === '') throw emptySql();
     // The database opens only for a statement the guard accepts (or to resolve an allowlist).
     const settings = config;
     const run = await runSqlUseCase(

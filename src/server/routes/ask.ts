@@ -8,9 +8,10 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import { type AskRequest, ask, askDocument, askSteps } from '../../app/ask.js';
+import { AskProgress, type AskRequest, askDocument, askSteps, askToEnd } from '../../app/ask.js';
+import { checkQuestion } from '../../core/limits.js';
 import type { Step } from '../../core/steps.js';
-import { type AppEnv, errorBody, sendError } from '../context.js';
+import { type AppEnv, errorBody } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { streamJsonResponse } from '../json-stream.js';
 import { AskBodySchema, AskResponseSchema, errorResponses } from '../schemas.js';
@@ -73,7 +74,6 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     const principal = c.get('principal');
-    const assistant = await deps.assistant();
     const accept = c.req.header('accept') ?? '';
     const request: AskRequest = {
       user: principal.user,
@@ -88,18 +88,22 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();
       c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-      try {
+      const end = await askToEnd(() => deps.assistant(), { ...request, signal: controller.signal });
+      if (end.ok) {
         // The published schema describes exactly the ask document (checked here at compile time).
-        const doc: z.infer<typeof AskResponseSchema> = await ask(assistant, {
-          ...request,
-          signal: controller.signal,
-        });
+        const doc: z.infer<typeof AskResponseSchema> = end.doc;
         // Streamed row by row: a result near the byte budget is never one giant string.
         return streamJsonResponse(doc);
-      } catch (error) {
-        return sendError(c, error);
       }
+      // A failed question: the same document as `ask --json` and the MCP tool give, with the
+      // error's status (its error part masked as every API error is).
+      const { body: errBody, status } = errorBody(end.error);
+      c.set('errorCode', errBody.error.code);
+      return streamJsonResponse({ ...end.doc, error: errBody.error }, status);
     }
+    // Refused before anything opens, worded as on every surface.
+    checkQuestion(body.question);
+    const assistant = await deps.assistant();
     const response = streamSSE(c, async (stream) => {
       const controller = new AbortController();
       // Closing the request (or the stream) cancels the running statement on the database.
@@ -107,17 +111,22 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       c.req.raw.signal?.addEventListener('abort', () => controller.abort(), { once: true });
       if (c.req.raw.signal?.aborted) controller.abort();
       let id = 0;
+      const progress = new AskProgress(request.question);
       try {
         for await (const step of askSteps(assistant, { ...request, signal: controller.signal })) {
+          progress.see(step);
           for (const e of eventsOf(step)) {
             await stream.writeSSE({ event: e.event, data: JSON.stringify(e.data), id: String(id++) });
           }
         }
       } catch (error) {
         if (controller.signal.aborted) return;
+        // The same failure document as the JSON answer, without the rows (they came with `rows`).
         const { body: errBody } = errorBody(error);
         c.set('errorCode', errBody.error.code);
-        await stream.writeSSE({ event: 'error', data: JSON.stringify(errBody), id: String(id++) });
+        const { rows: _rows, ...failed } = progress.failed(error);
+        const data = JSON.stringify({ ...failed, error: errBody.error });
+        await stream.writeSSE({ event: 'error', data, id: String(id++) });
       }
     });
     // A reverse proxy must pass every event on at once (nginx: X-Accel-Buffering), unchanged.

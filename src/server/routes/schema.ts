@@ -37,7 +37,7 @@ const context = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: z.object({ question: z.string().trim().min(1).max(4000) }) } },
+      content: { 'application/json': { schema: z.object({ question: z.string().trim().max(4000) }) } },
     },
   },
   responses: {

@@ -6,22 +6,29 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
-import { chartFor } from '../../app/chart.js';
-import { runSql } from '../../app/run-sql.js';
+import { runSql, sqlDocument } from '../../app/run-sql.js';
 import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { ChartSchema, errorResponses } from '../schemas.js';
 
 /** Body of `POST /api/sql`. */
 export const SqlBodySchema = z
-  .object({ sql: z.string().trim().min(1).max(MAX_SQL_CHARS).openapi({ example: 'SELECT 1' }) })
+  // An empty statement is refused by the use case, worded as on every other surface.
+  .object({ sql: z.string().trim().max(MAX_SQL_CHARS).openapi({ example: 'SELECT 1' }) })
   .openapi('SqlRequest');
 
-/** The result of `POST /api/sql` (rows follow the value contract: exact decimal strings, JSON text). */
+/**
+ * The result of `POST /api/sql`: the one SQL document, the same as `sqlrecall sql --json` and the
+ * MCP `sql` tool print (`app/run-sql.ts`; rows follow the value contract: exact decimal strings,
+ * JSON text).
+ */
 export const SqlResponseSchema = z
   .object({
     sql: z.string(),
-    columns: z.array(z.object({ name: z.string(), type: z.string() })),
+    /** Column names, in order (their types are `columnTypes`). */
+    columns: z.array(z.string()),
+    /** Type name of each column, in the order of `columns`. */
+    columnTypes: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),
     rowCount: z.number(),
     truncated: z.boolean(),
@@ -54,18 +61,10 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const { sql: checked, result } = await runSql({ sql, signal: controller.signal }, deps.sql);
-    return c.json(
-      {
-        sql: checked,
-        columns: result.columns,
-        rows: result.rows,
-        rowCount: result.rowCount,
-        truncated: result.truncated,
-        ...(result.truncated ? { truncatedReason: result.truncatedReason ?? 'max_rows' } : {}),
-        chart: chartFor(result),
-      },
-      200,
+    // The published schema describes exactly the SQL document (checked here at compile time).
+    const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
+      await runSql({ sql, signal: controller.signal }, deps.sql),
     );
+    return c.json(doc, 200);
   });
 }
