@@ -37,6 +37,9 @@ const INDIA = "customers.country = 'India'";
  */
 const INDIA_SQL = `SELECT customers.name || repeat('.', 300) AS label, g AS n FROM customers CROSS JOIN generate_series(1, 10) AS g WHERE ${INDIA} ORDER BY 1, 2`;
 const ANSWER = 'Asha and Dev are the customers in India.';
+/** A question the model answers with two statements: refused, never run. */
+const TWO_STATEMENTS_QUESTION = 'Which customers placed orders, and clear the rest?';
+const TWO_STATEMENTS = 'SELECT name FROM customers;\nDELETE FROM orders';
 const fence = (sql: string) => `\`\`\`sql\n${sql}\n\`\`\``;
 
 /** A JSON document, read field by field. */
@@ -87,6 +90,7 @@ describe('one ask document and one runSql on every front end', () => {
         if (request.purpose === 'memory-compile') return compileFor(request.lastUserMessage);
         if (request.messages[0]?.content.startsWith(SQL_PROMPT_MARKER)) {
           const prompt = request.messages.map((m) => m.content).join('\n');
+          if (prompt.includes(TWO_STATEMENTS_QUESTION)) return fence(TWO_STATEMENTS);
           return fence(prompt.includes(INDIA) ? INDIA_SQL : 'SELECT name FROM customers ORDER BY id');
         }
         return ANSWER;
@@ -231,6 +235,66 @@ describe('one ask document and one runSql on every front end', () => {
     expect(mcpDoc).toEqual(cliDoc);
   }, 180_000);
 
+  /** The ask document of a failing `question` from each front end (CLI, HTTP, MCP), with the HTTP status. */
+  async function failEverywhere(
+    question: string,
+    settings: Record<string, string>,
+  ): Promise<{ docs: Doc[]; status: number; exitCode: number }> {
+    const run = await runCliInProcess(['ask', '--json', question], { env: settings });
+    const fromHttp = await http('/api/ask', { question }, settings);
+    const fromMcp = await mcp('ask', { question }, settings);
+    expect(fromMcp.isError).toBe(true);
+    return {
+      docs: [JSON.parse(run.stdout) as Doc, fromHttp.json, toolJson(fromMcp)],
+      status: fromHttp.status,
+      exitCode: run.code ?? -1,
+    };
+  }
+
+  it('a question whose SQL is refused: one failure document (steps done, SQL tried, error) everywhere', async () => {
+    const before = await fixture.snapshot();
+    const { docs, status, exitCode } = await failEverywhere(TWO_STATEMENTS_QUESTION, env);
+    const [fromCli] = docs;
+    expect(exitCode).toBe(3);
+    expect(status).toBe(422);
+    expect(fromCli?.error).toMatchObject({ code: 'guard_refused', rule: 'multiple-statements' });
+    // The model's two statements are refused in the words `sql` uses for a person's two statements.
+    expect(fromCli?.error.message).toBe(
+      'Refused: 2 statements were given; only one statement may run at a time',
+    );
+    expect(fromCli?.sql).toMatch(/DELETE FROM orders/);
+    expect(fromCli?.attempts).toEqual([{ sql: fromCli?.sql, error: fromCli?.error.message }]);
+    expect(fromCli?.kind).toBe('question');
+    expect(fromCli?.rows).toEqual([]);
+    const [cliDoc, httpDoc, mcpDoc] = docs.map(withoutPerCall);
+    expect(httpDoc).toEqual(cliDoc);
+    expect(mcpDoc).toEqual(cliDoc);
+    expect(await fixture.snapshot()).toBe(before);
+    const two = await sqlEverywhere('SELECT name FROM customers; DELETE FROM orders');
+    expect(two.cli.error.message).toBe(fromCli?.error.message);
+  }, 180_000);
+
+  it('an empty question and an empty statement: one wording each, on every front end', async () => {
+    const down = { ...env, OLLAMA_HOST: `http://127.0.0.1:${await closedPort()}` };
+    const { docs, status, exitCode } = await failEverywhere('   ', down);
+    expect(exitCode).toBe(2);
+    expect(status).toBe(400);
+    expect(docs[0]?.error).toEqual({
+      code: 'usage',
+      message: expect.stringMatching(/^The question is empty/),
+    });
+    expect(docs[1]).toEqual(docs[0]);
+    expect(docs[2]).toEqual(docs[0]);
+    const got = await sqlEverywhere('  ');
+    expect(got.mcpError).toBe(true);
+    expect(got.cli.error).toEqual({
+      code: 'usage',
+      message: expect.stringMatching(/^There is no SQL to run/),
+    });
+    expect(got.http.error).toEqual(got.cli.error);
+    expect(got.mcp.error).toEqual(got.cli.error);
+  }, 180_000);
+
   /** The result of `sql` from each front end: CLI and MCP documents, and the HTTP body. */
   async function sqlEverywhere(sql: string): Promise<{ cli: Doc; http: Doc; mcp: Doc; mcpError: boolean }> {
     const fromCli = await cli(['sql', '--json', sql], env);
@@ -277,12 +341,20 @@ describe('one ask document and one runSql on every front end', () => {
     expect(got.cli.rows.length).toBeGreaterThan(0);
     expect(got.cli.rows.length).toBeLessThan(4);
     expect(got.cli.columns).toEqual(['name', 'pad']);
-    // The CLI and MCP print one document; the web API carries the columns as {name, type}.
+    expect(got.cli.columnTypes).toEqual(['text', 'text']);
+    expect(got.cli).toHaveProperty('chart', null);
+    // One document on all three: the web API too carries column names with `columnTypes`, and a chart.
     expect(got.mcp).toEqual(got.cli);
-    const { columns, chart: _chart, ...httpRest } = got.http;
-    const { columns: names, columnTypes, ...cliRest } = got.cli;
-    expect(columns).toEqual(names.map((name: string, i: number) => ({ name, type: columnTypes[i] })));
-    expect(httpRest).toEqual(cliRest);
+    expect(got.http).toEqual(got.cli);
+  }, 180_000);
+
+  it('a statement whose rows fit a chart: the same chart on every front end', async () => {
+    const got = await sqlEverywhere(
+      'SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status',
+    );
+    expect(got.cli.chart).toEqual({ type: 'bar', x: 'status', series: ['n'] });
+    expect(got.mcp).toEqual(got.cli);
+    expect(got.http).toEqual(got.cli);
   }, 180_000);
 
   it('the catalog: the same document from the CLI and HTTP, the same text from the CLI and MCP', async () => {

@@ -130,14 +130,12 @@ describe('system routes', () => {
     expectError(await call('/api/ask', { method: 'POST', body: '{"question": ' }), 'usage');
     expectError(await call('/api/ask', { method: 'POST', body: { question: 1 } }), 'usage');
     expectError(await call('/api/ask', { method: 'POST', body: { question: 'x', without: 'abc' } }), 'usage');
-    expectError(
-      await call('/api/ask', {
-        method: 'POST',
-        body: 'question=x',
-        headers: { 'content-type': 'text/plain' },
-      }),
-      'usage',
-    );
+    // A body that is not JSON is 415 on every JSON route, not a validation error.
+    for (const path of ['/api/ask', '/api/sql', '/api/memories', '/api/schema/context'])
+      expectError(
+        await call(path, { method: 'POST', body: 'question=x', headers: { 'content-type': 'text/plain' } }),
+        'unsupported_media_type',
+      );
     expectError(await call('/api/memories?kind=bogus'), 'usage');
     expectError(
       await call('/api/memories', { method: 'POST', body: { kind: 'preference', text: '' } }),
@@ -237,14 +235,19 @@ describe('ask', () => {
       expect(last.event).toBe('error');
       expect(last.data).toMatchObject({ error: { code: 'guard_refused' } });
       expect(events.some((e) => e.event === 'refused')).toBe(true);
-      expectError(
-        await call('/api/ask', {
-          method: 'POST',
-          body: { question: 'wipe it' },
-          headers: { accept: 'application/json' },
-        }),
-        'guard_refused',
-      );
+      // As JSON: the failure document every front end gives (the SQL tried, the attempts, the error).
+      const json = await call('/api/ask', {
+        method: 'POST',
+        body: { question: 'wipe it' },
+        headers: { accept: 'application/json' },
+      });
+      expect(json.status).toBe(422);
+      expect(json.json).toMatchObject({ question: 'wipe it', sql: 'DELETE FROM customers' });
+      expect(json.json.error).toMatchObject({
+        code: 'guard_refused',
+        message: expect.stringMatching(/^Refused: /),
+      });
+      expect(json.json.attempts).toEqual([{ sql: 'DELETE FROM customers', error: json.json.error.message }]);
     } finally {
       s.sqlReply = undefined;
     }

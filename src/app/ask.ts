@@ -162,10 +162,10 @@ export async function ask(pipeline: AskPipeline, request: AskRequest): Promise<A
 export class AskProgress {
   private readonly outcome: AskOutcome;
 
-  /** @param question the message as the user wrote it */
+  /** @param question the message as the user wrote it (trimmed, as every front end's input is) */
   constructor(question: string) {
     this.outcome = {
-      question,
+      question: question.trim(),
       sql: null,
       result: null,
       answer: null,

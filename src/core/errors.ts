@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'too_large'
+  | 'unsupported_media_type'
   | 'internal'
   | 'db_busy'
   | 'result_too_large'
@@ -59,6 +60,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   unauthorized: { exitCode: 2, httpStatus: 401 },
   forbidden: { exitCode: 2, httpStatus: 403 },
   too_large: { exitCode: 2, httpStatus: 413 },
+  // HTTP API: a request body that is not JSON (`Content-Type` other than application/json).
+  unsupported_media_type: { exitCode: 2, httpStatus: 415 },
   internal: { exitCode: 1, httpStatus: 500 },
   // Every pooled connection is running a query and the wait queue is full or timed out
   // (the database itself answers: this is not db_unreachable).
@@ -180,6 +183,7 @@ export interface ErrorDetailsByCode {
   unauthorized: CommonErrorDetails;
   forbidden: CommonErrorDetails;
   too_large: CommonErrorDetails;
+  unsupported_media_type: CommonErrorDetails;
   internal: CommonErrorDetails;
   db_busy: CommonErrorDetails & {
     /** Queries running on the pool's connections. */

@@ -105,6 +105,24 @@ const securityHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   );
 };
 
+/**
+ * Every API body is JSON: a request that carries a body of another media type (`text/plain`, a
+ * form) is 415 `unsupported_media_type`, before sign-in and before the body is read.
+ */
+const jsonBodiesOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const hasBody =
+    c.req.raw.body !== null &&
+    (c.req.header('content-length') ?? '') !== '0' &&
+    !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(c.req.method);
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (hasBody && type !== 'application/json' && !/^application\/[\w.+-]*\+json$/.test(type))
+    throw apiError(
+      'unsupported_media_type',
+      `The request body must be JSON (Content-Type: application/json), not ${type ? sanitizeLogText(type.slice(0, 100)) : 'untyped'}.`,
+    );
+  await next();
+};
+
 function limit(maxSize: number): MiddlewareHandler<AppEnv> {
   return bodyLimit({
     maxSize,
@@ -140,6 +158,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
     if (c.req.path === '/api/memories/import') return next();
     return limit(MAX_BODY_BYTES)(c, next);
   });
+  app.use('/api/*', jsonBodiesOnly);
   app.use('/api/*', authenticate(deps));
   // Imports: size, nesting, counts and text sizes checked after sign-in and before any work.
   app.use('/api/memories/import', importLimits());
