@@ -71,6 +71,8 @@ export const pendingLearnSchema = z.object({
   conversationId: z.string().nullable().optional(),
   /** When the learned memories expire (ISO timestamp), when the message said so ("for this week"). */
   expiresAt: z.string().nullable().optional(),
+  /** The day of `expiresAt` as the message named it (`YYYY-MM-DD` in the user's zone). */
+  expiresOn: z.string().nullable().optional(),
   /** The whole message as the user wrote it (provenance); default `message`. */
   words: z.string().optional(),
 });
@@ -108,6 +110,8 @@ export interface TeachOptions {
   schema?: Schema;
   /** When the memory stops being recalled (ISO timestamp), default never. */
   expiresAt?: string | null;
+  /** The day of `expiresAt` as the user typed it (`YYYY-MM-DD`), stored beside it. */
+  expiresOn?: string | null;
   sourceMessageId?: string | null;
   signal?: AbortSignal;
   /**
@@ -281,6 +285,7 @@ export class MemoryService {
       sourceMessageId?: string;
       signal?: AbortSignal;
       expiresAt?: string | null;
+      expiresOn?: string | null;
       /** Where the learned memories come from (provenance); default: taught in chat, these words. */
       origin?: MemoryOrigin;
     } = {},
@@ -334,6 +339,7 @@ export class MemoryService {
         sourceMessageId: options.sourceMessageId,
         signal: options.signal,
         expiresAt: options.expiresAt,
+        expiresOn: options.expiresOn,
         origin: options.origin ?? { how: 'chat', words: message },
       });
       return { changes: result.changes, problems: [...refused, ...extraction.problems, ...result.problems] };
@@ -349,6 +355,8 @@ export class MemoryService {
       sourceMessageId?: string;
       signal?: AbortSignal;
       expiresAt?: string | null;
+      /** The day of `expiresAt` as typed, stored beside it. */
+      expiresOn?: string | null;
       origin?: MemoryOrigin;
       /** Pin each stored fact in the same write (see {@link TeachOptions.pinned}). */
       pinned?: boolean;
@@ -375,9 +383,11 @@ export class MemoryService {
         signal: options.signal,
       });
       // Provenance: said by the caller; else a message's facts were taught in chat, others by hand.
-      if ('memory' in decision.op)
+      if ('memory' in decision.op) {
         decision.op.memory.origin =
           options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
+        decision.op.memory.expiresOn = decision.op.memory.expiresAt ? (options.expiresOn ?? null) : null;
+      }
       const ops: MemoryOp[] = [decision.op];
       if (options.pinned) {
         // One write, one transaction: the memory and its pin land together or not at all.
@@ -422,6 +432,7 @@ export class MemoryService {
         sourceMessageId: payload.messageId,
         signal: options.signal,
         expiresAt: payload.expiresAt ?? null,
+        expiresOn: payload.expiresOn ?? null,
         origin: {
           how: 'chat',
           conversationId: payload.conversationId ?? null,
@@ -592,6 +603,7 @@ export class MemoryService {
       const checked = await checkFact({ kind, text, sql }, options.schema);
       return this.storeFacts(scope, [checked], {
         expiresAt: options.expiresAt ?? null,
+        expiresOn: options.expiresOn ?? null,
         sourceMessageId: options.sourceMessageId ?? undefined,
         pinned: options.pinned === true,
       });
@@ -711,12 +723,13 @@ export class MemoryService {
     scope: MemoryScope,
     fact: { kind: MemoryKind; text: string; sql?: string | null },
     schema?: Schema,
-    options: { expiresAt?: string | null; origin?: MemoryOrigin } = {},
+    options: { expiresAt?: string | null; expiresOn?: string | null; origin?: MemoryOrigin } = {},
   ): Promise<LearnResult> {
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
       return this.storeFacts(scope, [checked], {
         expiresAt: options.expiresAt ?? null,
+        expiresOn: options.expiresOn ?? null,
         origin: options.origin ?? { how: 'hand' },
       });
     });
@@ -732,7 +745,13 @@ export class MemoryService {
   edit(
     scope: MemoryScope,
     current: Memory,
-    change: { kind?: MemoryKind; text?: string; sql?: string | null },
+    change: {
+      kind?: MemoryKind;
+      text?: string;
+      sql?: string | null;
+      /** A new expiry (instant and typed day); absent: the current one is kept. */
+      until?: { expiresAt: string; expiresOn: string };
+    },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
     const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
@@ -763,6 +782,9 @@ export class MemoryService {
             sql: fact.sql,
             tables: fact.tables,
             columns: fact.columns,
+            // An edit keeps the expiry unless it sets one: the update writes every column.
+            expiresAt: change.until?.expiresAt ?? current.expiresAt,
+            expiresOn: change.until ? change.until.expiresOn : (current.expiresOn ?? null),
           },
           embedding: embedding!,
           reason: 'user edited',

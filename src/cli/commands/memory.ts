@@ -33,7 +33,7 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
+import { expiresOnOf, isExpired, untilOf, userTimeZone } from '../../memory/expiry.js';
 import { provenanceLines, shortTime } from '../../memory/provenance.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -62,7 +62,7 @@ export interface MemoryCommandOptions extends GlobalOptions {
   topK?: string;
   out?: string;
   purge?: boolean;
-  /** `add --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
+  /** `add`/`edit --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
   until?: string;
   /** `add --pin`: store the memory pinned (always recalled). */
   pin?: boolean;
@@ -77,12 +77,14 @@ function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind
 }
 
 /** One line per memory: short id, kind, status, text and SQL. */
-export function memoryLine(memory: Memory, similarity?: number, zone: string = userTimeZone()): string {
+export function memoryLine(memory: Memory, similarity?: number, zone?: string): string {
   const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
   const until = memory.expiresAt
-    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt, zone)})`)
+    ? pc.yellow(
+        ` (${isExpired(memory) ? 'expired' : 'until'} ${expiresOnOf(memory, zone ?? userTimeZone())})`,
+      )
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
@@ -178,14 +180,15 @@ async function memoryAdd({
       'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
     );
   const kind = parseKind(opts.kind, 'preference');
-  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until, new Date(), zone);
+  const until = opts.until === undefined ? null : untilOf(opts.until, new Date(), zone);
+  const expiresAt = until?.expiresAt ?? null;
+  const expiresOn = until?.expiresOn ?? null;
   const result = await addMemory(
     memory,
     scope,
     { kind, text, sql: opts.sql },
-    { schema: await optionalSchema(runtime), expiresAt, pinned: Boolean(opts.pin) },
+    { schema: await optionalSchema(runtime), expiresAt, expiresOn, pinned: Boolean(opts.pin) },
   );
-  const expiresOn = expiresAt ? untilDay(expiresAt, zone) : null;
   out({ scope, ...result, expiresAt, expiresOn }, () => {
     for (const c of result.changes) {
       if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
@@ -224,7 +227,10 @@ async function memorySearch({
   return 0;
 }
 
-/** `memory edit ID [TEXT] [--kind K] [--sql SQL]`: changes an active memory. */
+/**
+ * `memory edit ID [TEXT] [--kind K] [--sql SQL] [--until DAY]`: changes an active memory; when
+ * nothing given differs from what is stored it says "Nothing to change" (exit 0) and writes nothing.
+ */
 async function memoryEdit({
   io,
   opts,
@@ -248,11 +254,16 @@ async function memoryEdit({
       kind: parseKind(opts.kind, current.kind),
       text: rest.join(' ').trim() || current.text,
       sql: opts.sql ?? current.sql,
+      ...(opts.until === undefined ? {} : { until: untilOf(opts.until, new Date(), zone) }),
     },
     { schema: await optionalSchema(runtime), zone },
   );
-  out({ scope, memory: edited.memory }, () => {
-    io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
+  out({ scope, memory: edited.memory, changed: edited.changed }, () => {
+    io.stdout.write(
+      edited.changed
+        ? `Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`
+        : `Nothing to change [${id.slice(0, 8)}]: ${edited.memory.text}\n`,
+    );
     for (const problem of edited.problems) io.stderr.write(`${pc.yellow('note:')} ${problem}\n`);
   });
   return 0;
@@ -363,6 +374,38 @@ function writeFailure(cause: unknown): string {
   }
 }
 
+/** Why a file could not be read, in words (the OS error code when it is not a common one). */
+function readFailure(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a folder';
+    case 'ENOTDIR':
+      return 'part of the path is not a folder';
+    default:
+      return code ?? 'the read failed';
+  }
+}
+
+/**
+ * ` at line N` for a JSON parse error of `raw`, from the position Node's message gives (`at
+ * position 42`, or `line 3 column 5` in newer versions); '' when it names none.
+ */
+function jsonErrorLine(raw: string, cause: unknown): string {
+  const message = cause instanceof Error ? cause.message : '';
+  const line = /line (\d+)/.exec(message);
+  if (line) return ` at line ${line[1]}`;
+  const position = /position (\d+)/.exec(message);
+  if (position) return ` at line ${raw.slice(0, Number(position[1])).split('\n').length}`;
+  if (raw.trim() === '') return ' (the file is empty)';
+  return /Unexpected end/i.test(message) ? ` at line ${raw.split('\n').length} (it ends too early)` : '';
+}
+
 /** `memory import FILE|-`: imports an export document (duplicates skipped). */
 async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext): Promise<number> {
   const file = args[0];
@@ -371,13 +414,17 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
     file === '-'
       ? await readStream(io)
       : await readFile(file, 'utf8').catch((cause: unknown) => {
-          throw new SqlrecallError('usage', `Cannot read ${file}.`, { cause });
+          throw new SqlrecallError('usage', `Cannot read ${file}: ${readFailure(cause)}.`, { cause });
         });
   let doc: unknown;
   try {
     doc = JSON.parse(raw);
   } catch (cause) {
-    throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
+    throw new SqlrecallError(
+      'usage',
+      `Cannot read ${file}: not JSON${jsonErrorLine(raw, cause)}; give a file written by \`sqlrecall memory export\`.`,
+      { cause },
+    );
   }
   const result = await importMemories(memory, scope, doc);
   out(
