@@ -29,7 +29,7 @@ import {
   shownStatus,
 } from '../memory/provenance.js';
 import { embedQuery, isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
-import { type MemoryService, refusalError, type TeachResult } from '../memory/service.js';
+import { type MemoryService, pendingTeachSchema, refusalError, type TeachResult } from '../memory/service.js';
 import { normalizeText } from '../memory/store/index.js';
 import type {
   EmbeddingInfo,
@@ -82,21 +82,87 @@ export function getMemory(app: MemoryApp, scope: MemoryScope, id: string): Promi
   return app.store.get(scope, id.toLowerCase());
 }
 
-/** The memories of `scope`: active ones (or every status with `all`), of one kind when given, at most `limit`. */
+/**
+ * A fact taught while the model server was down, waiting in the queue: not yet a memory (no id,
+ * not recalled) until it is applied. `status` `failed` means it will not be retried (`error` says why).
+ */
+export interface PendingMemoryView {
+  /** The queue entry's id (not a memory id). */
+  pendingId: string;
+  kind: MemoryKind;
+  text: string;
+  sql: string | null;
+  expiresAt: string | null;
+  expiresOn: string | null;
+  pinned: boolean;
+  status: 'pending' | 'running' | 'failed';
+  attempts: number;
+  error: string | null;
+  createdAt: string;
+}
+
+/** The facts of `scope` waiting in the queue for the model server, oldest first. */
+export async function pendingMemories(
+  app: Pick<MemoryApp, 'store'>,
+  scope: MemoryScope,
+): Promise<PendingMemoryView[]> {
+  const queued = await app.store.listPending(scope);
+  const views: PendingMemoryView[] = [];
+  for (const write of queued) {
+    const parsed = pendingTeachSchema.safeParse(write.payload);
+    if (!parsed.success) continue;
+    const t = parsed.data;
+    views.push({
+      pendingId: write.id,
+      kind: t.kind,
+      text: t.text,
+      sql: t.sql,
+      expiresAt: t.expiresAt,
+      expiresOn: t.expiresAt ? t.expiresOn : null,
+      pinned: t.pinned,
+      status: write.status,
+      attempts: write.attempts,
+      error: write.error,
+      createdAt: write.createdAt,
+    });
+  }
+  return views;
+}
+
+/**
+ * Applies the writes waiting in the queue (facts taught while the model server was down, chat
+ * messages left by a crash) when the scope has any; a no-op otherwise (one read).
+ */
+export async function applyPendingMemories(
+  app: MemoryApp,
+  scope: MemoryScope,
+  options: { schema?: Schema } = {},
+): Promise<{ applied: number; failed: number }> {
+  const queued = await app.store.listPending(scope);
+  if (!queued.some((p) => p.status === 'pending')) return { applied: 0, failed: 0 };
+  return app.service.recoverPending(options);
+}
+
+/**
+ * The memories of `scope`: active ones (or every status with `all`), of one kind when given, at
+ * most `limit`; `pending` holds the facts still waiting for the model server (of that kind).
+ */
 export async function listMemories(
   app: MemoryApp,
   scope: MemoryScope,
   options: { all?: boolean; kind?: MemoryKind; limit?: number; zone: string },
-): Promise<{ enabled: boolean; memories: MemoryView[] }> {
+): Promise<{ enabled: boolean; memories: MemoryView[]; pending: PendingMemoryView[] }> {
   const statuses: MemoryStatus[] = options.all ? ['active', 'superseded', 'deleted'] : ['active'];
   const memories = await app.store.list(scope, {
     statuses,
     ...(options.kind ? { kinds: [options.kind] } : {}),
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
   });
+  const pending = (await pendingMemories(app, scope)).filter((p) => !options.kind || p.kind === options.kind);
   return {
     enabled: await app.store.isEnabled(scope),
     memories: memories.map((m) => memoryView(m, options.zone)),
+    pending,
   };
 }
 

@@ -328,7 +328,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
     guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
       const until = args.until === undefined ? null : untilOf(args.until, new Date(), userTimeZone());
-      const memory = await runtime.memory();
+      // Model server down: the fact is queued (`pending`) and applied when it answers.
+      const memory = await runtime.memory({ queueWhenDown: true });
       const schema = config.databaseUrl ? await runtime.catalog() : undefined;
       const result = await addMemory(
         memory,
@@ -341,6 +342,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         changes: result.changes,
         problems: result.problems,
         sqlSource: result.sqlSource,
+        ...(result.pending ? { pending: result.pending } : {}),
         expiresAt: until?.expiresAt ?? null,
         expiresOn: until?.expiresOn ?? null,
       });

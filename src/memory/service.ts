@@ -14,13 +14,14 @@ import {
   maskCredentials,
 } from '../core/credentials.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type {
-  Memory,
-  MemoryKind,
-  MemoryOp,
-  MemoryOrigin,
-  MemoryScope,
-  MemoryWriteResult,
+import {
+  MEMORY_KINDS,
+  type Memory,
+  type MemoryKind,
+  type MemoryOp,
+  type MemoryOrigin,
+  type MemoryScope,
+  type MemoryWriteResult,
 } from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
@@ -92,6 +93,28 @@ export const pendingCompileSchema = z.object({
 /** See {@link pendingCompileSchema}. */
 export type PendingCompile = z.output<typeof pendingCompileSchema>;
 
+/**
+ * Payload of a queued teaching: a fact given by hand (`memory add`, `POST /api/memories`, MCP
+ * `remember`) while the model server was wholly down, so it could be neither embedded nor
+ * compiled. It passed the credential screen (a secret is never queued) and its SQL, when given,
+ * was checked; it is taught through {@link MemoryService.teach} once the server answers.
+ */
+export const pendingTeachSchema = z.object({
+  type: z.literal('teach'),
+  kind: z.enum(MEMORY_KINDS),
+  text: z.string().min(1),
+  /** The SQL the user gave (already checked), else null: the model writes it when applied. */
+  sql: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  expiresOn: z.string().nullable(),
+  pinned: z.boolean(),
+});
+/** See {@link pendingTeachSchema}. */
+export type PendingTeach = z.output<typeof pendingTeachSchema>;
+
+/** The sentence a reply gives for a teaching queued while the model server is down. */
+export const QUEUED_NOTE = 'Saved; it will be applied when the model server is reachable.';
+
 /** Kinds whose memories are applied through SQL: a predicate (preference, term) or an expression (metric). */
 export const KINDS_WITH_SQL: readonly MemoryKind[] = ['preference', 'term', 'metric'];
 
@@ -119,6 +142,11 @@ export interface TeachOptions {
    * remembered (NOOP) or updated is pinned in that same transaction. Default false.
    */
   pinned?: boolean;
+  /**
+   * When the model server is unreachable for the embedding, queue the fact as a pending write
+   * (`pending` in the result) instead of failing. Default true; false when applying the queue.
+   */
+  queueWhenDown?: boolean;
 }
 
 /** What {@link MemoryService.teach} did. */
@@ -132,6 +160,11 @@ export interface TeachResult extends LearnResult {
    * no model is configured), `refused` (nothing stored).
    */
   sqlSource: 'given' | 'compiled' | 'definition' | 'pending' | 'none' | 'refused';
+  /**
+   * Set when the model server could not be reached to embed the fact: it was stored as a pending
+   * write (`id`) and is taught when the server answers; `changes` is then empty.
+   */
+  pending?: { id: string };
 }
 
 /** The error of a teaching refused because its text holds a credential (nothing was stored). */
@@ -482,6 +515,20 @@ export class MemoryService {
           }
           continue;
         }
+        const teach = pendingTeachSchema.safeParse(pending.payload);
+        if (teach.success) {
+          try {
+            await this.applyPendingTeach(pending.id, pending.scope, teach.data, { schema: options.schema });
+            applied += 1;
+          } catch (error) {
+            this.options.log?.('pending memory teaching failed', {
+              id: pending.id,
+              error: (error as Error).message,
+            });
+            failed += 1;
+          }
+          continue;
+        }
         const payload = pendingLearnSchema.safeParse(pending.payload);
         if (!payload.success) {
           await this.store.failPending(pending.id, 'unreadable pending write payload', { retry: false });
@@ -599,15 +646,33 @@ export class MemoryService {
         );
       }
     }
-    const result = await this.serialized(scope, async () => {
-      const checked = await checkFact({ kind, text, sql }, options.schema);
-      return this.storeFacts(scope, [checked], {
-        expiresAt: options.expiresAt ?? null,
-        expiresOn: options.expiresOn ?? null,
-        sourceMessageId: options.sourceMessageId ?? undefined,
-        pinned: options.pinned === true,
+    let result: LearnResult;
+    try {
+      result = await this.serialized(scope, async () => {
+        const checked = await checkFact({ kind, text, sql }, options.schema);
+        return this.storeFacts(scope, [checked], {
+          expiresAt: options.expiresAt ?? null,
+          expiresOn: options.expiresOn ?? null,
+          sourceMessageId: options.sourceMessageId ?? undefined,
+          pinned: options.pinned === true,
+        });
       });
-    });
+    } catch (error) {
+      if (options.queueWhenDown === false || !isSqlrecallError(error, 'model_unreachable')) throw error;
+      // Nothing could be embedded: the fact (screened and checked above) waits in the durable
+      // queue rather than being lost, and is taught when the model server is back.
+      const payload: PendingTeach = {
+        type: 'teach',
+        kind,
+        text,
+        sql: given,
+        expiresAt: options.expiresAt ?? null,
+        expiresOn: options.expiresAt ? (options.expiresOn ?? null) : null,
+        pinned: options.pinned === true,
+      };
+      const id = await this.store.enqueuePending(scope, payload);
+      return { changes: [], problems: [QUEUED_NOTE], refused: [], sqlSource: 'pending', pending: { id } };
+    }
     if (compileLater) {
       for (const change of result.changes) {
         if (!change.id || change.action === 'NOOP' || change.action === 'DELETE') continue;
@@ -707,6 +772,42 @@ export class MemoryService {
     } catch (error) {
       await this.store
         .failPending(id, (error as Error).message ?? String(error), { retry: true })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Applies one queued teaching ({@link pendingTeachSchema}) through {@link teach} and removes it
+   * from the queue; when the model server is still down it stays queued for a retry.
+   * @throws SqlrecallError `model_*` (kept queued), `invalid_memory_sql` (the schema changed since:
+   *   marked failed, never retried, still listed)
+   */
+  async applyPendingTeach(
+    id: string,
+    scope: MemoryScope,
+    payload: PendingTeach,
+    options: { schema?: Schema; signal?: AbortSignal } = {},
+  ): Promise<TeachResult> {
+    try {
+      const result = await this.teach(
+        scope,
+        { kind: payload.kind, text: payload.text, sql: payload.sql },
+        {
+          schema: options.schema,
+          expiresAt: payload.expiresAt,
+          expiresOn: payload.expiresOn,
+          pinned: payload.pinned,
+          signal: options.signal,
+          queueWhenDown: false,
+        },
+      );
+      await this.store.completePending(id);
+      return result;
+    } catch (error) {
+      const retry = isSqlrecallError(error) && error.code.startsWith('model_');
+      await this.store
+        .failPending(id, (error as Error).message ?? String(error), { retry })
         .catch(() => undefined);
       throw error;
     }

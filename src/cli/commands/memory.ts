@@ -7,6 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import {
   addMemory,
+  applyPendingMemories,
   auditMemories,
   deleteAllMemories,
   deleteMemory,
@@ -16,6 +17,7 @@ import {
   memoryHistory as historyOf,
   importMemories,
   listMemories,
+  type PendingMemoryView,
   pinMemory,
   reembedMemories,
   resolveMemoryId,
@@ -50,6 +52,12 @@ import { warnTo } from './ask.js';
 export { MEMORY_SUBCOMMANDS };
 /** See {@link MEMORY_SUBCOMMANDS}. */
 export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
+
+/**
+ * Subcommands that first apply the facts queued while the model server was down, when it now
+ * answers: they show or change what the queue would change.
+ */
+const APPLIES_PENDING = new Set<MemorySubcommand>(['add', 'list', 'search', 'show', 'edit']);
 
 /** Subcommands that need the embedding model (the others fall back to the model recorded in the store). */
 const NEEDS_EMBEDDINGS = new Set<MemorySubcommand>(['add', 'search', 'edit', 'import', 'reembed']);
@@ -88,6 +96,20 @@ export function memoryLine(memory: Memory, similarity?: number, zone?: string): 
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
+}
+
+/**
+ * One line for a fact waiting in the queue: the `pending` marker where a memory shows its id (it
+ * has none yet), then kind and text, and when it will be applied.
+ */
+export function pendingLine(p: PendingMemoryView): string {
+  const until = p.expiresOn ? pc.yellow(` (until ${p.expiresOn})`) : '';
+  const pinned = p.pinned ? pc.green(' (pinned)') : '';
+  const when =
+    p.status === 'failed'
+      ? pc.red(` (not applied: ${p.error ?? 'failed'})`)
+      : pc.dim(' (saved; applied when the model server is reachable)');
+  return `${pc.yellow('pending ')}  ${p.kind.padEnd(10)} ${p.text}${pinned}${until}${when}`;
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
@@ -133,16 +155,17 @@ export function lastAppliedText(memory: Pick<Memory, 'lastAppliedAt'>): string {
 
 /** `memory list [--all] [--kind K]`: the memories of the scope (active ones unless `--all`). */
 async function memoryList({ io, opts, memory, scope, who, zone, out }: MemoryContext): Promise<number> {
-  const { enabled, memories } = await listMemories(memory, scope, {
+  const { enabled, memories, pending } = await listMemories(memory, scope, {
     all: Boolean(opts.all),
     ...(opts.kind ? { kind: parseKind(opts.kind) } : {}),
     zone,
   });
-  out({ scope, enabled, memories }, () => {
+  out({ scope, enabled, memories, pending }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
-    if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+    if (memories.length === 0 && pending.length === 0) io.stdout.write(`No memories for ${who}.\n`);
     for (const m of memories)
       io.stdout.write(`${memoryLine(m, undefined, zone)}${pc.dim(lastAppliedText(m))}\n`);
+    for (const p of pending) io.stdout.write(`${pendingLine(p)}\n`);
   });
   return 0;
 }
@@ -190,6 +213,13 @@ async function memoryAdd({
     { schema: await optionalSchema(runtime), expiresAt, expiresOn, pinned: Boolean(opts.pin) },
   );
   out({ scope, ...result, expiresAt, expiresOn }, () => {
+    if (result.pending) {
+      const until = expiresOn ? ` (until ${expiresOn})` : '';
+      io.stdout.write(
+        `Saved: ${text}${until}. ${pc.yellow('It will be applied when the model server is reachable.')}\n`,
+      );
+      return;
+    }
     for (const c of result.changes) {
       if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
       const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
@@ -464,7 +494,11 @@ async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext)
       return;
     }
     for (const e of audit.found) {
-      const where = e.historyId ? 'history of' : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
+      const where = e.pendingId
+        ? 'pending write'
+        : e.historyId
+          ? 'history of'
+          : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
       const what = e.found.map((f) => `${f.label} (${f.masked})`).join(', ');
       io.stdout.write(`${pc.cyan(e.memoryId.slice(0, 8))}  ${where}: ${what}\n`);
     }
@@ -538,10 +572,23 @@ export async function runMemory(
       const scope: MemoryScope = config.team !== undefined ? { team: config.team } : { user: config.user };
       const who = scope.team !== undefined ? `team ${scope.team}` : `user ${scope.user}`;
       if (sub === 'reembed') return await reembed(io, runtime, json);
-      const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
+      // The zone first: an unknown SQLRECALL_TZ is a configuration error before anything opens.
+      const zone = userTimeZone(io.env);
+      const memory = await runtime.memory({
+        allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub),
+        // With the model server down, `add` keeps the fact in the queue rather than failing, and
+        // the reading commands open even a fresh store (its queue is all there is to show).
+        queueWhenDown: sub === 'add' || !NEEDS_EMBEDDINGS.has(sub),
+      });
+      if (memory.canEmbed && APPLIES_PENDING.has(sub)) {
+        const applied = await applyPendingMemories(memory, scope, { schema: await optionalSchema(runtime) });
+        if (applied.applied > 0 && !json)
+          io.stderr.write(
+            `Applied ${applied.applied} memory write(s) saved while the model server was down.\n`,
+          );
+      }
       const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
       const text = args.join(' ').trim();
-      const zone = userTimeZone(io.env);
       return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, zone, out });
     },
     // Memories are about the configured database; the demo shop is never picked for them silently.
