@@ -157,7 +157,7 @@ describe('expiry day and credential audit (CLI and MCP, demo shop)', () => {
 
       const removed = doc(await alice.call('audit_memory', { delete: true }));
       // The memory and its own history (the ADD entry) are gone for good.
-      expect(removed.removed).toEqual({ memories: 1, history: 1 });
+      expect(removed.removed).toEqual({ memories: 1, history: 1, pending: 0 });
       expect(doc(await alice.call('audit_memory')).found).toEqual([]);
       // The expiring memory of alice that holds no credential is kept.
       expect(doc(await alice.call('recall')).memories.map((m: { text: string }) => m.text)).toEqual([

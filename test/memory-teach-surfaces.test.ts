@@ -260,6 +260,40 @@ describe('teaching over HTTP', () => {
     expect(await texts()).toEqual([]);
   });
 
+  it('POST /api/memories: 422 for a day already over and for an unknown zone header, nothing stored', async () => {
+    const past = await call('/api/memories', {
+      method: 'POST',
+      body: { kind: 'context', text: 'launch week pricing', until: '2020-01-01' },
+      headers: { 'x-sqlrecall-time-zone': 'Europe/Berlin' },
+    });
+    expect(past.status).toBe(422);
+    expect(past.json.error.code).toBe('invalid_date');
+    expect(past.json.error.message).toMatch(/2020-01-01 is already over/);
+    const zone = await call('/api/memories', {
+      method: 'POST',
+      body: { kind: 'context', text: 'launch week pricing', until: '2099-12-31' },
+      headers: { 'x-sqlrecall-time-zone': 'Mars/Base' },
+    });
+    expect(zone.status).toBe(422);
+    expect(zone.json.error.message).toMatch(/Europe\/Berlin/);
+    expect(await texts()).toEqual([]);
+    const typed = await call('/api/memories', {
+      method: 'POST',
+      body: { kind: 'context', text: 'launch week pricing', until: '2099-12-31' },
+      headers: { 'x-sqlrecall-time-zone': 'America/Los_Angeles' },
+    });
+    expect(typed.status).toBe(200);
+    const listed = await call('/api/memories', { headers: { 'x-sqlrecall-time-zone': 'Asia/Tokyo' } });
+    expect(listed.json.memories).toEqual([
+      expect.objectContaining({ text: 'launch week pricing', expiresOn: '2099-12-31' }),
+    ]);
+    const id = listed.json.memories[0].id as string;
+    const same = await call(`/api/memories/${id}`, { method: 'PATCH', body: {} });
+    expect(same.status).toBe(200);
+    expect(same.json.changed).toBe(false);
+    await call(`/api/memories/${id}`, { method: 'DELETE' });
+  });
+
   it('POST /api/memories: a preference without sql is compiled; until is a day in the browser zone', async () => {
     const added = await call('/api/memories', {
       method: 'POST',
@@ -288,7 +322,7 @@ describe('teaching over HTTP', () => {
     expect(JSON.stringify(audit.json)).not.toContain('S3cretPw');
     expect(audit.json.found[0].found[0].masked).toBe('postgres://report:***@');
     const removed = await call('/api/memories/audit/delete', { method: 'POST' });
-    expect(removed.json.removed).toEqual({ memories: 1, history: 1 });
+    expect(removed.json.removed).toEqual({ memories: 1, history: 1, pending: 0 });
     expect((await texts()).join(' ')).not.toContain('S3cretPw');
     expect(JSON.stringify(await memory.store.history({ user: 'me' }))).not.toContain('S3cretPw');
   });

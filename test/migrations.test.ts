@@ -163,6 +163,10 @@ const memoryFixture: Fixture = {
          '{public.orders}', '{public.orders.net_sales}', '[1,0,0]', 'hash-3', 'h1')`,
       [MEMORY_ID, ...scope],
     );
+    // An expiring memory stored before the typed day was kept (step 8): only the instant.
+    await tx.query("UPDATE sqlrecall_memories SET expires_at = '2100-01-01T08:00:00Z' WHERE id = $1", [
+      MEMORY_ID,
+    ]);
     if (k >= 2) await tx.query('UPDATE sqlrecall_memories SET pinned = true WHERE id = $1', [MEMORY_ID]);
     if (k >= 3)
       await tx.query("UPDATE sqlrecall_memories SET term_words = '{revenu}' WHERE id = $1", [MEMORY_ID]);
@@ -222,6 +226,11 @@ const memoryFixture: Fixture = {
         embedding: '[1,0,0]',
       },
     ]);
+    // Step 8 adds the typed day beside the instant; a row from before has none (NULL): it is shown
+    // as the day of the instant, and the instant is kept as it was.
+    expect(
+      await client.query('SELECT expires_at::text AS expires_at, expires_on FROM sqlrecall_memories'),
+    ).toEqual([{ expires_at: expect.stringMatching(/^2100-01-01 08:00:00\+00/), expires_on: null }]);
     expect(
       await client.query('SELECT action, new_text, new_sql, pinned FROM sqlrecall_memory_history'),
     ).toEqual([

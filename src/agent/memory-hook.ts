@@ -240,7 +240,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction ?? input.message, new Date(), zone)?.expiresAt ?? null,
+        ...expiryFields(expiryOf(instruction ?? input.message, new Date(), zone)),
         words: input.message,
       };
       const pendingId = await service.enqueue(scope, payload);
@@ -264,7 +264,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         message: instruction,
         messageId: MemoryService.messageId(),
         conversationId,
-        expiresAt: expiryOf(instruction, new Date(), zone)?.expiresAt ?? null,
+        ...expiryFields(expiryOf(instruction, new Date(), zone)),
         words: input.message,
       };
       pending = { id: await service.enqueue(scope, payload), payload };
@@ -370,4 +370,12 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
   }
 
   return { begin };
+}
+
+/** The expiry fields of a queued write: the instant and the day the message named. */
+function expiryFields(expiry: { expiresAt: string; expiresOn: string } | null): {
+  expiresAt: string | null;
+  expiresOn: string | null;
+} {
+  return { expiresAt: expiry?.expiresAt ?? null, expiresOn: expiry?.expiresOn ?? null };
 }

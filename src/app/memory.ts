@@ -21,10 +21,15 @@ import type { EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { auditCredentials, type CredentialAuditEntry, purgeCredentials } from '../memory/audit.js';
-import { untilDay } from '../memory/expiry.js';
-import { type MemoryProvenance, memoryProvenance } from '../memory/provenance.js';
+import { expiresOnOf } from '../memory/expiry.js';
+import {
+  type MemoryProvenance,
+  memoryProvenance,
+  type ShownStatus,
+  shownStatus,
+} from '../memory/provenance.js';
 import { embedQuery, isDegenerateEmbedding, searchByWords, WORD_SEARCH_NOTE } from '../memory/recall.js';
-import { type MemoryService, refusalError, type TeachResult } from '../memory/service.js';
+import { type MemoryService, pendingTeachSchema, refusalError, type TeachResult } from '../memory/service.js';
 import { normalizeText } from '../memory/store/index.js';
 import type {
   EmbeddingInfo,
@@ -43,9 +48,12 @@ export interface MemoryApp {
 /** A memory as every front end shows it: `expiresOn` is the last day it holds (null: never expires). */
 export type MemoryView<M extends Memory = Memory> = M & { expiresOn: string | null };
 
-/** `memory` with {@link MemoryView.expiresOn} computed in `zone` (an IANA name). */
+/**
+ * `memory` with {@link MemoryView.expiresOn}: the day stored as typed, else (stored before the day
+ * was kept) the day of the instant in `zone` (an IANA name).
+ */
 export function memoryView<M extends Memory>(memory: M, zone: string): MemoryView<M> {
-  return { ...memory, expiresOn: memory.expiresAt ? untilDay(memory.expiresAt, zone) : null };
+  return { ...memory, expiresOn: expiresOnOf(memory, zone) };
 }
 
 /**
@@ -74,21 +82,87 @@ export function getMemory(app: MemoryApp, scope: MemoryScope, id: string): Promi
   return app.store.get(scope, id.toLowerCase());
 }
 
-/** The memories of `scope`: active ones (or every status with `all`), of one kind when given, at most `limit`. */
+/**
+ * A fact taught while the model server was down, waiting in the queue: not yet a memory (no id,
+ * not recalled) until it is applied. `status` `failed` means it will not be retried (`error` says why).
+ */
+export interface PendingMemoryView {
+  /** The queue entry's id (not a memory id). */
+  pendingId: string;
+  kind: MemoryKind;
+  text: string;
+  sql: string | null;
+  expiresAt: string | null;
+  expiresOn: string | null;
+  pinned: boolean;
+  status: 'pending' | 'running' | 'failed';
+  attempts: number;
+  error: string | null;
+  createdAt: string;
+}
+
+/** The facts of `scope` waiting in the queue for the model server, oldest first. */
+export async function pendingMemories(
+  app: Pick<MemoryApp, 'store'>,
+  scope: MemoryScope,
+): Promise<PendingMemoryView[]> {
+  const queued = await app.store.listPending(scope);
+  const views: PendingMemoryView[] = [];
+  for (const write of queued) {
+    const parsed = pendingTeachSchema.safeParse(write.payload);
+    if (!parsed.success) continue;
+    const t = parsed.data;
+    views.push({
+      pendingId: write.id,
+      kind: t.kind,
+      text: t.text,
+      sql: t.sql,
+      expiresAt: t.expiresAt,
+      expiresOn: t.expiresAt ? t.expiresOn : null,
+      pinned: t.pinned,
+      status: write.status,
+      attempts: write.attempts,
+      error: write.error,
+      createdAt: write.createdAt,
+    });
+  }
+  return views;
+}
+
+/**
+ * Applies the writes waiting in the queue (facts taught while the model server was down, chat
+ * messages left by a crash) when the scope has any; a no-op otherwise (one read).
+ */
+export async function applyPendingMemories(
+  app: MemoryApp,
+  scope: MemoryScope,
+  options: { schema?: Schema } = {},
+): Promise<{ applied: number; failed: number }> {
+  const queued = await app.store.listPending(scope);
+  if (!queued.some((p) => p.status === 'pending')) return { applied: 0, failed: 0 };
+  return app.service.recoverPending(options);
+}
+
+/**
+ * The memories of `scope`: active ones (or every status with `all`), of one kind when given, at
+ * most `limit`; `pending` holds the facts still waiting for the model server (of that kind).
+ */
 export async function listMemories(
   app: MemoryApp,
   scope: MemoryScope,
   options: { all?: boolean; kind?: MemoryKind; limit?: number; zone: string },
-): Promise<{ enabled: boolean; memories: MemoryView[] }> {
+): Promise<{ enabled: boolean; memories: MemoryView[]; pending: PendingMemoryView[] }> {
   const statuses: MemoryStatus[] = options.all ? ['active', 'superseded', 'deleted'] : ['active'];
   const memories = await app.store.list(scope, {
     statuses,
     ...(options.kind ? { kinds: [options.kind] } : {}),
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
   });
+  const pending = (await pendingMemories(app, scope)).filter((p) => !options.kind || p.kind === options.kind);
   return {
     enabled: await app.store.isEnabled(scope),
     memories: memories.map((m) => memoryView(m, options.zone)),
+    pending,
   };
 }
 
@@ -122,7 +196,14 @@ export async function addMemory(
   app: MemoryApp,
   scope: MemoryScope,
   fact: { kind: MemoryKind; text: string; sql?: string | null },
-  options: { schema?: Schema; expiresAt?: string | null; pinned?: boolean; signal?: AbortSignal } = {},
+  options: {
+    schema?: Schema;
+    expiresAt?: string | null;
+    /** The day of `expiresAt` as the user typed it (`YYYY-MM-DD`), stored and shown as such. */
+    expiresOn?: string | null;
+    pinned?: boolean;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<TeachResult> {
   const result = await app.service.teach(scope, fact, options);
   if (result.refused.length > 0) throw refusalError(result);
@@ -130,16 +211,25 @@ export async function addMemory(
 }
 
 /**
- * Edits an active memory (kind, text, SQL; defaults: the current ones) and/or pins or unpins it.
+ * Edits an active memory (kind, text, SQL, expiry; defaults: the current ones) and/or pins or
+ * unpins it. A change equal to what is stored (same kind, text, SQL, expiry and pin) writes
+ * nothing and returns `changed: false`: front ends say "Nothing to change" instead of "Updated".
  * @throws SqlrecallError `not_found` (no such memory in the scope, or not active), `credential_refused`
  */
 export async function editMemory(
   app: MemoryApp,
   scope: MemoryScope,
   id: string,
-  change: { kind?: MemoryKind; text?: string; sql?: string | null; pinned?: boolean },
+  change: {
+    kind?: MemoryKind;
+    text?: string;
+    sql?: string | null;
+    pinned?: boolean;
+    /** A new expiry (from `untilOf`); absent: the current one is kept. */
+    until?: { expiresAt: string; expiresOn: string };
+  },
   options: { schema?: Schema; zone: string },
-): Promise<{ memory: MemoryView; problems: string[] }> {
+): Promise<{ memory: MemoryView; problems: string[]; changed: boolean }> {
   const current = await app.store.get(scope, id.toLowerCase());
   if (!current) throw new SqlrecallError('not_found', 'No memory with this id in your memories.');
   if (current.status !== 'active')
@@ -147,20 +237,29 @@ export async function editMemory(
       'not_found',
       `The memory ${current.id.slice(0, 8)} is not active; restore it first.`,
     );
-  const changesContent = change.kind !== undefined || change.text !== undefined || change.sql !== undefined;
-  const edited =
-    changesContent || change.pinned === undefined
-      ? await app.service.edit(
-          scope,
-          current,
-          { kind: change.kind, text: change.text, sql: change.sql },
-          options.schema,
-        )
-      : { memory: current, problems: [] as string[] };
+  const differs = <T>(given: T | undefined, stored: T) => given !== undefined && given !== stored;
+  const changesContent =
+    differs(change.kind, current.kind) ||
+    (change.text !== undefined && change.text.trim() !== current.text) ||
+    differs(change.sql === undefined ? undefined : change.sql?.trim() || null, current.sql) ||
+    (change.until !== undefined &&
+      (change.until.expiresAt !== current.expiresAt ||
+        change.until.expiresOn !== expiresOnOf(current, options.zone)));
+  const changesPin = differs(change.pinned, current.pinned === true);
+  if (!changesContent && !changesPin)
+    return { memory: memoryView(current, options.zone), problems: [], changed: false };
+  const edited = changesContent
+    ? await app.service.edit(
+        scope,
+        current,
+        { kind: change.kind, text: change.text, sql: change.sql, until: change.until },
+        options.schema,
+      )
+    : { memory: current, problems: [] as string[] };
   let memory = edited.memory;
-  if (change.pinned !== undefined)
+  if (changesPin && change.pinned !== undefined)
     memory = await pinMemory(app, scope, memory.id, change.pinned, options.zone);
-  return { memory: memoryView(memory, options.zone), problems: edited.problems };
+  return { memory: memoryView(memory, options.zone), problems: edited.problems, changed: true };
 }
 
 async function writeOne(
@@ -225,15 +324,23 @@ export function memoryHistory(app: MemoryApp, scope: MemoryScope, id?: string) {
   return app.store.history(scope, id);
 }
 
-/** Where memory `id` came from, its supersessions and history; null when the scope has no such memory. */
+/**
+ * Where memory `id` came from, its supersessions and history, and its state as the owner sees it
+ * (`status`: `expired` for an active memory whose day is over; `statusText`: `expired on
+ * 2026-12-01`, `active, until 2026-12-31`, `superseded`…); null when the scope has no such memory.
+ */
 export async function showMemory(
   app: MemoryApp,
   scope: MemoryScope,
   id: string,
   zone: string,
-): Promise<(Omit<MemoryProvenance, 'memory'> & { memory: MemoryView }) | null> {
+): Promise<
+  (Omit<MemoryProvenance, 'memory'> & { memory: MemoryView; status: ShownStatus; statusText: string }) | null
+> {
   const provenance = await memoryProvenance(app.store, scope, id.toLowerCase());
-  return provenance ? { ...provenance, memory: memoryView(provenance.memory, zone) } : null;
+  if (!provenance) return null;
+  const memory = memoryView(provenance.memory, zone);
+  return { ...provenance, memory, ...shownStatus(memory) };
 }
 
 /** The scope's memories (every status) and history as an export document (no embeddings). */

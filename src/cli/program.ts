@@ -167,7 +167,7 @@ function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: Fro
     .option('--sql <fragment>', 'compiled SQL for add/edit, e.g. "customers.country = \'India\'"')
     .option(
       '--until <date>',
-      'add: the memory expires after this day (YYYY-MM-DD, friday, "this week", "3 days")',
+      'add, edit: the memory expires after this day (YYYY-MM-DD, friday, "this week", "3 days"; not a day already over)',
     )
     .option('--pin', 'add: pin the memory (always recalled); also `memory pin ID` / `memory unpin ID`')
     .option('--all', 'list: every status; delete: every memory of the scope')

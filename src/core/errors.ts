@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'too_many_requests'
   | 'invalid_memory_sql'
   | 'credential_refused'
+  | 'invalid_date'
   | 'cancelled';
 
 /** Where each code goes: CLI exit code and HTTP status. */
@@ -79,6 +80,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   invalid_memory_sql: { exitCode: 2, httpStatus: 422 },
   // Text to remember holds a password, token or key: secrets are never stored; nothing was stored.
   credential_refused: { exitCode: 2, httpStatus: 422 },
+  // A day or time zone given for a memory's expiry cannot be used as sent: the day is already
+  // over where the user is, or the zone is not one this runtime knows. Nothing was stored.
+  invalid_date: { exitCode: 2, httpStatus: 422 },
   // The user cancelled (Ctrl-C, a closed request) while a model call or other work was running:
   // not a failure of anything. Exit 130 (128 + SIGINT); HTTP 499 (client closed request).
   cancelled: { exitCode: 130, httpStatus: 499 },
@@ -217,6 +221,7 @@ export interface ErrorDetailsByCode {
     /** What was found, masked (`a password in a connection URL (postgres://report:***@)`). */
     found?: { label: string; masked: string }[];
   };
+  invalid_date: CommonErrorDetails;
 }
 
 /**

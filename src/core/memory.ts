@@ -75,6 +75,12 @@ export interface Memory {
   updatedAt: string;
   expiresAt: string | null;
   /**
+   * The last day it holds as the user typed it (`YYYY-MM-DD` in the zone they typed it in), kept
+   * beside the instant so every viewer sees that day; null when not recorded (stored before the
+   * day was kept, or no expiry). Stores always set it; absent on hand-built values.
+   */
+  expiresOn?: string | null;
+  /**
    * Pinned memories are always recalled, whatever the question. Stores always set it;
    * absent (hand-built values) means false.
    */
@@ -123,6 +129,8 @@ export interface NewMemory {
   columns?: string[];
   sourceMessageId?: string | null;
   expiresAt?: string | null;
+  /** The day of `expiresAt` as the user typed it (`YYYY-MM-DD`); default: not recorded. */
+  expiresOn?: string | null;
   /** Store it pinned (always recalled); default false. */
   pinned?: boolean;
   /** Where it came from (provenance); default: not recorded. An update keeps the old one unless given. */

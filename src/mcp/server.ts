@@ -33,7 +33,7 @@ import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
-import { userTimeZone } from '../memory/expiry.js';
+import { untilOf, userTimeZone } from '../memory/expiry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { boundedJson, boundedText } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
@@ -134,6 +134,13 @@ export const MCP_INPUTS = {
       .max(2000)
       .optional()
       .describe('its SQL form, e.g. "orders.status = \'delivered\'" (checked against the schema)'),
+    until: z
+      .string()
+      .trim()
+      .min(1)
+      .max(40)
+      .optional()
+      .describe('the last day it holds: YYYY-MM-DD, a weekday, "this week" or "3 days" (SQLRECALL_TZ)'),
   }),
   recall: z.strictObject({
     query: z
@@ -319,19 +326,24 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
     guarded('remember', async (args: z.infer<typeof MCP_INPUTS.remember>, runtime) => {
-      const memory = await runtime.memory();
+      const until = args.until === undefined ? null : untilOf(args.until, new Date(), userTimeZone());
+      // Model server down: the fact is queued (`pending`) and applied when it answers.
+      const memory = await runtime.memory({ queueWhenDown: true });
       const schema = config.databaseUrl ? await runtime.catalog() : undefined;
       const result = await addMemory(
         memory,
         scope,
         { kind: args.kind ?? 'preference', text: args.text, sql: args.sql },
-        { schema },
+        { schema, expiresAt: until?.expiresAt ?? null, expiresOn: until?.expiresOn ?? null },
       );
       return bounded({
         user: config.user,
         changes: result.changes,
         problems: result.problems,
         sqlSource: result.sqlSource,
+        ...(result.pending ? { pending: result.pending } : {}),
+        expiresAt: until?.expiresAt ?? null,
+        expiresOn: until?.expiresOn ?? null,
       });
     }),
   );

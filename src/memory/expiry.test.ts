@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayOf, expiryOf, isExpired, parseUntil, untilDay, userTimeZone } from './expiry.js';
+import { dayOf, expiryOf, isExpired, parseUntil, untilDay, untilOf, userTimeZone } from './expiry.js';
 
 // Tuesday 1 December 2026, 10:00 UTC
 const NOW = new Date('2026-12-01T10:00:00Z');
@@ -19,6 +19,7 @@ describe('expiry', () => {
   it('finds the expiry a message states', () => {
     expect(expiryOf('only delivered orders for this week', NOW, 'UTC')).toEqual({
       expiresAt: '2026-12-07T00:00:00.000Z',
+      expiresOn: '2026-12-06',
       phrase: 'for this week',
     });
     expect(expiryOf('Only show customers from Peru until Friday', NOW, 'UTC')?.expiresAt).toBe(
@@ -70,13 +71,31 @@ describe('expiry in the user time zone', () => {
     );
   });
 
-  it('the zone comes from SQLRECALL_TZ, else the process; an unknown name is ignored', () => {
+  it('the zone comes from SQLRECALL_TZ, else the process; an unknown name is a configuration error', () => {
     expect(userTimeZone({ SQLRECALL_TZ: 'Asia/Tokyo' })).toBe('Asia/Tokyo');
-    expect(userTimeZone({ SQLRECALL_TZ: 'Mars/Olympus' })).toBe(
-      Intl.DateTimeFormat().resolvedOptions().timeZone,
+    expect(userTimeZone({})).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(() => userTimeZone({ SQLRECALL_TZ: 'Mars/Olympus' })).toThrow(
+      expect.objectContaining({ code: 'config', message: expect.stringContaining('Europe/Berlin') }),
     );
     expect(expiryOf('only delivered orders until Friday', LA_EVENING, LA)?.expiresAt).toBe(
       '2026-12-05T08:00:00.000Z',
+    );
+  });
+});
+
+describe('--until a day already over', () => {
+  it('is refused in the user zone (invalid_date), today is still accepted', () => {
+    // 2026-12-02 20:00 in Los Angeles is already 2026-12-03 in UTC: "2026-12-02" is today there.
+    const laEvening = new Date('2026-12-03T04:00:00Z');
+    expect(untilOf('2026-12-02', laEvening, 'America/Los_Angeles')).toEqual({
+      expiresAt: '2026-12-03T08:00:00.000Z',
+      expiresOn: '2026-12-02',
+    });
+    expect(() => untilOf('2026-12-02', laEvening, 'UTC')).toThrow(
+      expect.objectContaining({ code: 'invalid_date', message: expect.stringContaining('already over') }),
+    );
+    expect(() => untilOf('2026-12-01', laEvening, 'America/Los_Angeles')).toThrow(
+      expect.objectContaining({ code: 'invalid_date' }),
     );
   });
 });

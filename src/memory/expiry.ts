@@ -28,12 +28,26 @@ export function isTimeZone(zone: string): boolean {
 }
 
 /**
- * The user's time zone: `SQLRECALL_TZ` when it names a zone, else the process's (from `TZ` or the
- * system), else `UTC`.
+ * The user's time zone: `SQLRECALL_TZ` when set, else the process's (from `TZ` or the system),
+ * else `UTC`.
+ * @throws SqlrecallError `config` when `SQLRECALL_TZ` names no zone this runtime knows: days would
+ *   otherwise silently be counted in another zone
  */
 export function userTimeZone(env: NodeJS.ProcessEnv = processEnv()): string {
   const configured = env.SQLRECALL_TZ?.trim();
-  if (configured && isTimeZone(configured)) return configured;
+  if (configured) {
+    if (isTimeZone(configured)) return configured;
+    throw new SqlrecallError(
+      'config',
+      `SQLRECALL_TZ must name a time zone such as Europe/Berlin, not "${configured.slice(0, 64)}".`,
+      {
+        details: {
+          setting: 'SQLRECALL_TZ',
+          hint: 'Use an IANA time zone name (e.g. SQLRECALL_TZ=Europe/Berlin), or unset it for the system zone.',
+        },
+      },
+    );
+  }
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
@@ -144,27 +158,65 @@ export function expiryOf(
   message: string,
   now: Date = new Date(),
   zone: string = userTimeZone(),
-): { expiresAt: string; phrase: string } | null {
+): { expiresAt: string; expiresOn: string; phrase: string } | null {
   const match = EXPIRY_PHRASE.exec(message);
   if (!match) return null;
   const day = dayOf(match[1] ?? match[2] ?? '', now, zone);
-  return day ? { expiresAt: day.toISOString(), phrase: match[0].trim() } : null;
+  if (!day) return null;
+  const expiresAt = day.toISOString();
+  return { expiresAt, expiresOn: untilDay(expiresAt, zone), phrase: match[0].trim() };
+}
+
+/** When a memory stops holding: the instant and the last day it holds as the user named it. */
+export interface Until {
+  /** ISO timestamp: the end of the day in the user's zone. */
+  expiresAt: string;
+  /** `YYYY-MM-DD`: that day, in the zone it was typed in (stored, shown as typed everywhere). */
+  expiresOn: string;
 }
 
 /**
- * `--until` of `memory add`: an ISO date or a phrase of {@link dayOf}; the memory lasts through the
- * end of that day in `zone` (default {@link userTimeZone}). Returns the instant as an ISO timestamp.
- * A day already over is accepted (the memory is stored expired, as listed by `memory list --all`).
- * @throws SqlrecallError `usage` when it names no day
+ * `--until` of `memory add`/`edit` (and the HTTP and MCP `until` fields): an ISO date or a phrase
+ * of {@link dayOf}; the memory lasts through the end of that day in `zone` (default
+ * {@link userTimeZone}).
+ * @throws SqlrecallError `usage` when it names no day; `invalid_date` when that day is already over
+ *   in `zone` (nothing is stored: a memory that never holds is a mistake, not a wish)
  */
-export function parseUntil(value: string, now: Date = new Date(), zone: string = userTimeZone()): string {
+export function untilOf(value: string, now: Date = new Date(), zone: string = userTimeZone()): Until {
   const day = dayOf(value, now, zone);
   if (!day)
     throw new SqlrecallError(
       'usage',
       `--until takes a date (YYYY-MM-DD), a weekday, today, tomorrow, "this week" or "N days", not "${value.slice(0, 40)}".`,
     );
-  return day.toISOString();
+  const expiresAt = day.toISOString();
+  const expiresOn = untilDay(expiresAt, zone);
+  if (day.getTime() <= now.getTime())
+    throw new SqlrecallError(
+      'invalid_date',
+      `The day ${expiresOn} is already over in ${zone}; give today or a later day. Nothing was stored.`,
+    );
+  return { expiresAt, expiresOn };
+}
+
+/**
+ * The instant of {@link untilOf} alone, as an ISO timestamp.
+ * @throws SqlrecallError `usage` (no day), `invalid_date` (the day is already over)
+ */
+export function parseUntil(value: string, now: Date = new Date(), zone: string = userTimeZone()): string {
+  return untilOf(value, now, zone).expiresAt;
+}
+
+/**
+ * The last day `memory` holds as the user typed it: the stored day when there is one, else (a
+ * memory stored before the day was kept) derived from the instant in `zone`. Null: never expires.
+ */
+export function expiresOnOf(
+  memory: { expiresAt: string | null; expiresOn?: string | null },
+  zone: string,
+): string | null {
+  if (!memory.expiresAt) return null;
+  return memory.expiresOn ?? untilDay(memory.expiresAt, zone);
 }
 
 /**

@@ -57,6 +57,31 @@ export interface ProvenanceSource {
   getConversation?(scope: MemoryScope, id: string): Promise<ConversationInfo | null>;
 }
 
+/** What a memory's state is to its owner: `expired` is an active memory whose last day is over. */
+export type ShownStatus = 'active' | 'expired' | 'superseded' | 'deleted';
+
+/**
+ * The state of `memory` at `now` and one phrase for it: `active`, `active until 2026-12-31`,
+ * `expired on 2026-12-01` (active in the store but no longer recalled), `superseded`, `deleted`
+ * (each with `, expired on DAY` when its day is over too). `expiresOn` is the day as typed (see
+ * `expiry.ts`); absent, the day of the instant in UTC.
+ */
+export function shownStatus(
+  memory: Pick<Memory, 'status' | 'expiresAt' | 'pinned'> & { expiresOn?: string | null },
+  now: Date = new Date(),
+): { status: ShownStatus; statusText: string } {
+  const day = memory.expiresAt ? (memory.expiresOn ?? memory.expiresAt.slice(0, 10)) : null;
+  const expired = memory.expiresAt !== null && Date.parse(memory.expiresAt) <= now.getTime();
+  const pinned = memory.pinned ? ', pinned' : '';
+  if (memory.status !== 'active')
+    return {
+      status: memory.status,
+      statusText: `${memory.status}${pinned}${expired && day ? `, expired on ${day}` : ''}`,
+    };
+  if (expired && day) return { status: 'expired', statusText: `expired on ${day}${pinned}` };
+  return { status: 'active', statusText: `active${pinned}${day ? `, until ${day}` : ''}` };
+}
+
 /** `2026-12-02 07:40 UTC` for an ISO time. */
 export function shortTime(iso: string): string {
   return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
@@ -161,7 +186,7 @@ export function provenanceLines(p: MemoryProvenance): string[] {
   const m = p.memory;
   const lines = [`[${m.id.slice(0, 8)}] ${m.kind}: ${m.text}`];
   if (m.sql) lines.push(`  SQL: ${m.sql}`);
-  lines.push(`  Status: ${m.status}${m.pinned ? ', pinned' : ''}`);
+  lines.push(`  Status: ${shownStatus(m).statusText}`);
   lines.push(`  From: ${p.origin.summary}${wordsPart(p.origin)}`);
   if (p.origin.conversation)
     lines.push(

@@ -14,13 +14,14 @@ import {
   maskCredentials,
 } from '../core/credentials.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type {
-  Memory,
-  MemoryKind,
-  MemoryOp,
-  MemoryOrigin,
-  MemoryScope,
-  MemoryWriteResult,
+import {
+  MEMORY_KINDS,
+  type Memory,
+  type MemoryKind,
+  type MemoryOp,
+  type MemoryOrigin,
+  type MemoryScope,
+  type MemoryWriteResult,
 } from '../core/memory.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
@@ -71,6 +72,8 @@ export const pendingLearnSchema = z.object({
   conversationId: z.string().nullable().optional(),
   /** When the learned memories expire (ISO timestamp), when the message said so ("for this week"). */
   expiresAt: z.string().nullable().optional(),
+  /** The day of `expiresAt` as the message named it (`YYYY-MM-DD` in the user's zone). */
+  expiresOn: z.string().nullable().optional(),
   /** The whole message as the user wrote it (provenance); default `message`. */
   words: z.string().optional(),
 });
@@ -90,6 +93,28 @@ export const pendingCompileSchema = z.object({
 /** See {@link pendingCompileSchema}. */
 export type PendingCompile = z.output<typeof pendingCompileSchema>;
 
+/**
+ * Payload of a queued teaching: a fact given by hand (`memory add`, `POST /api/memories`, MCP
+ * `remember`) while the model server was wholly down, so it could be neither embedded nor
+ * compiled. It passed the credential screen (a secret is never queued) and its SQL, when given,
+ * was checked; it is taught through {@link MemoryService.teach} once the server answers.
+ */
+export const pendingTeachSchema = z.object({
+  type: z.literal('teach'),
+  kind: z.enum(MEMORY_KINDS),
+  text: z.string().min(1),
+  /** The SQL the user gave (already checked), else null: the model writes it when applied. */
+  sql: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  expiresOn: z.string().nullable(),
+  pinned: z.boolean(),
+});
+/** See {@link pendingTeachSchema}. */
+export type PendingTeach = z.output<typeof pendingTeachSchema>;
+
+/** The sentence a reply gives for a teaching queued while the model server is down. */
+export const QUEUED_NOTE = 'Saved; it will be applied when the model server is reachable.';
+
 /** Kinds whose memories are applied through SQL: a predicate (preference, term) or an expression (metric). */
 export const KINDS_WITH_SQL: readonly MemoryKind[] = ['preference', 'term', 'metric'];
 
@@ -108,6 +133,8 @@ export interface TeachOptions {
   schema?: Schema;
   /** When the memory stops being recalled (ISO timestamp), default never. */
   expiresAt?: string | null;
+  /** The day of `expiresAt` as the user typed it (`YYYY-MM-DD`), stored beside it. */
+  expiresOn?: string | null;
   sourceMessageId?: string | null;
   signal?: AbortSignal;
   /**
@@ -115,6 +142,11 @@ export interface TeachOptions {
    * remembered (NOOP) or updated is pinned in that same transaction. Default false.
    */
   pinned?: boolean;
+  /**
+   * When the model server is unreachable for the embedding, queue the fact as a pending write
+   * (`pending` in the result) instead of failing. Default true; false when applying the queue.
+   */
+  queueWhenDown?: boolean;
 }
 
 /** What {@link MemoryService.teach} did. */
@@ -128,6 +160,11 @@ export interface TeachResult extends LearnResult {
    * no model is configured), `refused` (nothing stored).
    */
   sqlSource: 'given' | 'compiled' | 'definition' | 'pending' | 'none' | 'refused';
+  /**
+   * Set when the model server could not be reached to embed the fact: it was stored as a pending
+   * write (`id`) and is taught when the server answers; `changes` is then empty.
+   */
+  pending?: { id: string };
 }
 
 /** The error of a teaching refused because its text holds a credential (nothing was stored). */
@@ -281,6 +318,7 @@ export class MemoryService {
       sourceMessageId?: string;
       signal?: AbortSignal;
       expiresAt?: string | null;
+      expiresOn?: string | null;
       /** Where the learned memories come from (provenance); default: taught in chat, these words. */
       origin?: MemoryOrigin;
     } = {},
@@ -334,6 +372,7 @@ export class MemoryService {
         sourceMessageId: options.sourceMessageId,
         signal: options.signal,
         expiresAt: options.expiresAt,
+        expiresOn: options.expiresOn,
         origin: options.origin ?? { how: 'chat', words: message },
       });
       return { changes: result.changes, problems: [...refused, ...extraction.problems, ...result.problems] };
@@ -349,6 +388,8 @@ export class MemoryService {
       sourceMessageId?: string;
       signal?: AbortSignal;
       expiresAt?: string | null;
+      /** The day of `expiresAt` as typed, stored beside it. */
+      expiresOn?: string | null;
       origin?: MemoryOrigin;
       /** Pin each stored fact in the same write (see {@link TeachOptions.pinned}). */
       pinned?: boolean;
@@ -375,9 +416,11 @@ export class MemoryService {
         signal: options.signal,
       });
       // Provenance: said by the caller; else a message's facts were taught in chat, others by hand.
-      if ('memory' in decision.op)
+      if ('memory' in decision.op) {
         decision.op.memory.origin =
           options.origin ?? (options.sourceMessageId ? { how: 'chat' } : { how: 'hand' });
+        decision.op.memory.expiresOn = decision.op.memory.expiresAt ? (options.expiresOn ?? null) : null;
+      }
       const ops: MemoryOp[] = [decision.op];
       if (options.pinned) {
         // One write, one transaction: the memory and its pin land together or not at all.
@@ -422,6 +465,7 @@ export class MemoryService {
         sourceMessageId: payload.messageId,
         signal: options.signal,
         expiresAt: payload.expiresAt ?? null,
+        expiresOn: payload.expiresOn ?? null,
         origin: {
           how: 'chat',
           conversationId: payload.conversationId ?? null,
@@ -464,6 +508,20 @@ export class MemoryService {
             applied += 1;
           } catch (error) {
             this.options.log?.('pending memory compile failed', {
+              id: pending.id,
+              error: (error as Error).message,
+            });
+            failed += 1;
+          }
+          continue;
+        }
+        const teach = pendingTeachSchema.safeParse(pending.payload);
+        if (teach.success) {
+          try {
+            await this.applyPendingTeach(pending.id, pending.scope, teach.data, { schema: options.schema });
+            applied += 1;
+          } catch (error) {
+            this.options.log?.('pending memory teaching failed', {
               id: pending.id,
               error: (error as Error).message,
             });
@@ -588,14 +646,33 @@ export class MemoryService {
         );
       }
     }
-    const result = await this.serialized(scope, async () => {
-      const checked = await checkFact({ kind, text, sql }, options.schema);
-      return this.storeFacts(scope, [checked], {
-        expiresAt: options.expiresAt ?? null,
-        sourceMessageId: options.sourceMessageId ?? undefined,
-        pinned: options.pinned === true,
+    let result: LearnResult;
+    try {
+      result = await this.serialized(scope, async () => {
+        const checked = await checkFact({ kind, text, sql }, options.schema);
+        return this.storeFacts(scope, [checked], {
+          expiresAt: options.expiresAt ?? null,
+          expiresOn: options.expiresOn ?? null,
+          sourceMessageId: options.sourceMessageId ?? undefined,
+          pinned: options.pinned === true,
+        });
       });
-    });
+    } catch (error) {
+      if (options.queueWhenDown === false || !isSqlrecallError(error, 'model_unreachable')) throw error;
+      // Nothing could be embedded: the fact (screened and checked above) waits in the durable
+      // queue rather than being lost, and is taught when the model server is back.
+      const payload: PendingTeach = {
+        type: 'teach',
+        kind,
+        text,
+        sql: given,
+        expiresAt: options.expiresAt ?? null,
+        expiresOn: options.expiresAt ? (options.expiresOn ?? null) : null,
+        pinned: options.pinned === true,
+      };
+      const id = await this.store.enqueuePending(scope, payload);
+      return { changes: [], problems: [QUEUED_NOTE], refused: [], sqlSource: 'pending', pending: { id } };
+    }
     if (compileLater) {
       for (const change of result.changes) {
         if (!change.id || change.action === 'NOOP' || change.action === 'DELETE') continue;
@@ -701,6 +778,42 @@ export class MemoryService {
   }
 
   /**
+   * Applies one queued teaching ({@link pendingTeachSchema}) through {@link teach} and removes it
+   * from the queue; when the model server is still down it stays queued for a retry.
+   * @throws SqlrecallError `model_*` (kept queued), `invalid_memory_sql` (the schema changed since:
+   *   marked failed, never retried, still listed)
+   */
+  async applyPendingTeach(
+    id: string,
+    scope: MemoryScope,
+    payload: PendingTeach,
+    options: { schema?: Schema; signal?: AbortSignal } = {},
+  ): Promise<TeachResult> {
+    try {
+      const result = await this.teach(
+        scope,
+        { kind: payload.kind, text: payload.text, sql: payload.sql },
+        {
+          schema: options.schema,
+          expiresAt: payload.expiresAt,
+          expiresOn: payload.expiresOn,
+          pinned: payload.pinned,
+          signal: options.signal,
+          queueWhenDown: false,
+        },
+      );
+      await this.store.completePending(id);
+      return result;
+    } catch (error) {
+      const retry = isSqlrecallError(error) && error.code.startsWith('model_');
+      await this.store
+        .failPending(id, (error as Error).message ?? String(error), { retry })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
    * Stores a fact without the model (e.g. `memory add`): SQL checked against `schema` when given,
    * exact duplicates and near-identical facts become NOOP, a preference on the same column with
    * another value supersedes the older one (see `reconcile.ts`), everything else is added.
@@ -711,12 +824,13 @@ export class MemoryService {
     scope: MemoryScope,
     fact: { kind: MemoryKind; text: string; sql?: string | null },
     schema?: Schema,
-    options: { expiresAt?: string | null; origin?: MemoryOrigin } = {},
+    options: { expiresAt?: string | null; expiresOn?: string | null; origin?: MemoryOrigin } = {},
   ): Promise<LearnResult> {
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
       return this.storeFacts(scope, [checked], {
         expiresAt: options.expiresAt ?? null,
+        expiresOn: options.expiresOn ?? null,
         origin: options.origin ?? { how: 'hand' },
       });
     });
@@ -732,7 +846,13 @@ export class MemoryService {
   edit(
     scope: MemoryScope,
     current: Memory,
-    change: { kind?: MemoryKind; text?: string; sql?: string | null },
+    change: {
+      kind?: MemoryKind;
+      text?: string;
+      sql?: string | null;
+      /** A new expiry (instant and typed day); absent: the current one is kept. */
+      until?: { expiresAt: string; expiresOn: string };
+    },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
     const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
@@ -763,6 +883,9 @@ export class MemoryService {
             sql: fact.sql,
             tables: fact.tables,
             columns: fact.columns,
+            // An edit keeps the expiry unless it sets one: the update writes every column.
+            expiresAt: change.until?.expiresAt ?? current.expiresAt,
+            expiresOn: change.until ? change.until.expiresOn : (current.expiresOn ?? null),
           },
           embedding: embedding!,
           reason: 'user edited',

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { processEnv } from '../config/env.js';
-import { SqlrecallError } from '../core/errors.js';
+import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
@@ -101,6 +101,13 @@ export interface OpenMemoryOptions {
    * the model recorded in it instead of failing: for commands that only read or change statuses.
    */
   allowWithoutEmbeddings?: boolean;
+  /**
+   * When the model server cannot be reached (`model_unreachable`), open the store anyway with
+   * embedding disabled, even one whose dimension is not yet known (a fresh store, then left
+   * unset): what is taught is queued as a pending write (`memory add`, the teaching paths) and
+   * applied when the server answers. A reachable server is checked as usual.
+   */
+  queueWhenDown?: boolean;
   /** Skip the embedding check entirely (for `memory reembed`, which migrates). */
   skipInit?: boolean;
   log?: (message: string, details: Record<string, unknown>) => void;
@@ -128,13 +135,17 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     await store.embeddingInfo();
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
+    let dimensionKnown = true;
     try {
       embedding = { model: config.embedModel, dimensions: await probed };
     } catch (error) {
-      if (!options.allowWithoutEmbeddings) throw error;
+      const queue = options.queueWhenDown === true && isSqlrecallError(error, 'model_unreachable');
+      if (!options.allowWithoutEmbeddings && !queue) throw error;
       const recorded = await store.embeddingInfo();
-      if (!recorded) throw error;
-      embedding = recorded;
+      if (!recorded && !queue) throw error;
+      // A fresh store keeps its embedding column unset until a model answers: only the queue is used.
+      if (recorded) embedding = recorded;
+      else dimensionKnown = false;
       canEmbed = false;
     }
     if (canEmbed && options.allowWithoutEmbeddings) {
@@ -146,7 +157,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
         canEmbed = false;
       }
     }
-    if (!options.skipInit) await store.init(embedding);
+    if (!options.skipInit && dimensionKnown) await store.init(embedding);
     const table = parseThresholdTable(config.memoryThresholds) ?? {};
     const service = new MemoryService({
       store,

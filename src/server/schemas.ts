@@ -240,6 +240,8 @@ export const EditMemorySchema = z
     sql: z.string().max(4000).nullable().optional(),
     /** Pin (true) or unpin (false); alone, it changes nothing else (no re-embedding). */
     pinned: z.boolean().optional(),
+    /** A new last day, as in `NewMemory.until` (the `X-Sqlrecall-Time-Zone` header's zone); absent: kept. */
+    until: z.string().trim().min(1).max(40).optional(),
   })
   .openapi('MemoryEdit');
 
@@ -296,6 +298,10 @@ export const ProvenanceSchema = z
     memory: MemorySchema,
     origin: OriginSchema,
     lastAppliedAt: z.string().nullable(),
+    /** Its state to its owner: `expired` is an active memory whose last day is over. */
+    status: z.enum(['active', 'expired', 'superseded', 'deleted']),
+    /** The state in words: `expired on 2026-12-01`, `active, until 2026-12-31`, `superseded`. */
+    statusText: z.string(),
     /** The memories it replaced, the most recent first. */
     replaced: z.array(MemoryWithOriginSchema),
     /** The memory that replaced it (when superseded). */

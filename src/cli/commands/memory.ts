@@ -7,6 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import {
   addMemory,
+  applyPendingMemories,
   auditMemories,
   deleteAllMemories,
   deleteMemory,
@@ -16,6 +17,7 @@ import {
   memoryHistory as historyOf,
   importMemories,
   listMemories,
+  type PendingMemoryView,
   pinMemory,
   reembedMemories,
   resolveMemoryId,
@@ -33,7 +35,7 @@ import {
   type MemoryScope,
 } from '../../core/memory.js';
 import type { Schema } from '../../core/schema.js';
-import { isExpired, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
+import { expiresOnOf, isExpired, untilOf, userTimeZone } from '../../memory/expiry.js';
 import { provenanceLines, shortTime } from '../../memory/provenance.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -51,6 +53,12 @@ export { MEMORY_SUBCOMMANDS };
 /** See {@link MEMORY_SUBCOMMANDS}. */
 export type MemorySubcommand = (typeof MEMORY_SUBCOMMANDS)[number];
 
+/**
+ * Subcommands that first apply the facts queued while the model server was down, when it now
+ * answers: they show or change what the queue would change.
+ */
+const APPLIES_PENDING = new Set<MemorySubcommand>(['add', 'list', 'search', 'show', 'edit']);
+
 /** Subcommands that need the embedding model (the others fall back to the model recorded in the store). */
 const NEEDS_EMBEDDINGS = new Set<MemorySubcommand>(['add', 'search', 'edit', 'import', 'reembed']);
 
@@ -62,7 +70,7 @@ export interface MemoryCommandOptions extends GlobalOptions {
   topK?: string;
   out?: string;
   purge?: boolean;
-  /** `add --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
+  /** `add`/`edit --until DATE`: the memory expires at the end of that day (see `memory/expiry.ts`). */
   until?: string;
   /** `add --pin`: store the memory pinned (always recalled). */
   pin?: boolean;
@@ -77,15 +85,31 @@ function parseKind(value: string | undefined, fallback?: MemoryKind): MemoryKind
 }
 
 /** One line per memory: short id, kind, status, text and SQL. */
-export function memoryLine(memory: Memory, similarity?: number, zone: string = userTimeZone()): string {
+export function memoryLine(memory: Memory, similarity?: number, zone?: string): string {
   const score = similarity === undefined ? '' : `${similarity.toFixed(3)}  `;
   const status = memory.status === 'active' ? '' : pc.yellow(` (${memory.status})`);
   const sql = memory.sql ? pc.dim(`  [${memory.sql}]`) : '';
   const until = memory.expiresAt
-    ? pc.yellow(` (${isExpired(memory) ? 'expired' : 'until'} ${untilDay(memory.expiresAt, zone)})`)
+    ? pc.yellow(
+        ` (${isExpired(memory) ? 'expired' : 'until'} ${expiresOnOf(memory, zone ?? userTimeZone())})`,
+      )
     : '';
   const pinned = memory.pinned ? pc.green(' (pinned)') : '';
   return `${pc.cyan(memory.id.slice(0, 8))}  ${score}${memory.kind.padEnd(10)} ${memory.text}${status}${pinned}${until}${sql}`;
+}
+
+/**
+ * One line for a fact waiting in the queue: the `pending` marker where a memory shows its id (it
+ * has none yet), then kind and text, and when it will be applied.
+ */
+export function pendingLine(p: PendingMemoryView): string {
+  const until = p.expiresOn ? pc.yellow(` (until ${p.expiresOn})`) : '';
+  const pinned = p.pinned ? pc.green(' (pinned)') : '';
+  const when =
+    p.status === 'failed'
+      ? pc.red(` (not applied: ${p.error ?? 'failed'})`)
+      : pc.dim(' (saved; applied when the model server is reachable)');
+  return `${pc.yellow('pending ')}  ${p.kind.padEnd(10)} ${p.text}${pinned}${until}${when}`;
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
@@ -131,16 +155,17 @@ export function lastAppliedText(memory: Pick<Memory, 'lastAppliedAt'>): string {
 
 /** `memory list [--all] [--kind K]`: the memories of the scope (active ones unless `--all`). */
 async function memoryList({ io, opts, memory, scope, who, zone, out }: MemoryContext): Promise<number> {
-  const { enabled, memories } = await listMemories(memory, scope, {
+  const { enabled, memories, pending } = await listMemories(memory, scope, {
     all: Boolean(opts.all),
     ...(opts.kind ? { kind: parseKind(opts.kind) } : {}),
     zone,
   });
-  out({ scope, enabled, memories }, () => {
+  out({ scope, enabled, memories, pending }, () => {
     if (!enabled) io.stdout.write(`${pc.yellow(`Memory is off for ${who}.`)}\n`);
-    if (memories.length === 0) io.stdout.write(`No memories for ${who}.\n`);
+    if (memories.length === 0 && pending.length === 0) io.stdout.write(`No memories for ${who}.\n`);
     for (const m of memories)
       io.stdout.write(`${memoryLine(m, undefined, zone)}${pc.dim(lastAppliedText(m))}\n`);
+    for (const p of pending) io.stdout.write(`${pendingLine(p)}\n`);
   });
   return 0;
 }
@@ -178,15 +203,23 @@ async function memoryAdd({
       'Give the text to remember, e.g. memory add --kind preference "only customers from India".',
     );
   const kind = parseKind(opts.kind, 'preference');
-  const expiresAt = opts.until === undefined ? null : parseUntil(opts.until, new Date(), zone);
+  const until = opts.until === undefined ? null : untilOf(opts.until, new Date(), zone);
+  const expiresAt = until?.expiresAt ?? null;
+  const expiresOn = until?.expiresOn ?? null;
   const result = await addMemory(
     memory,
     scope,
     { kind, text, sql: opts.sql },
-    { schema: await optionalSchema(runtime), expiresAt, pinned: Boolean(opts.pin) },
+    { schema: await optionalSchema(runtime), expiresAt, expiresOn, pinned: Boolean(opts.pin) },
   );
-  const expiresOn = expiresAt ? untilDay(expiresAt, zone) : null;
   out({ scope, ...result, expiresAt, expiresOn }, () => {
+    if (result.pending) {
+      const until = expiresOn ? ` (until ${expiresOn})` : '';
+      io.stdout.write(
+        `Saved: ${text}${until}. ${pc.yellow('It will be applied when the model server is reachable.')}\n`,
+      );
+      return;
+    }
     for (const c of result.changes) {
       if (c.replaced) io.stdout.write(`Replaced [${c.replaced.id.slice(0, 8)}] ${c.replaced.text}\n`);
       const verb = c.action === 'NOOP' ? 'Already remembered' : 'Remembered';
@@ -224,7 +257,10 @@ async function memorySearch({
   return 0;
 }
 
-/** `memory edit ID [TEXT] [--kind K] [--sql SQL]`: changes an active memory. */
+/**
+ * `memory edit ID [TEXT] [--kind K] [--sql SQL] [--until DAY]`: changes an active memory; when
+ * nothing given differs from what is stored it says "Nothing to change" (exit 0) and writes nothing.
+ */
 async function memoryEdit({
   io,
   opts,
@@ -248,11 +284,16 @@ async function memoryEdit({
       kind: parseKind(opts.kind, current.kind),
       text: rest.join(' ').trim() || current.text,
       sql: opts.sql ?? current.sql,
+      ...(opts.until === undefined ? {} : { until: untilOf(opts.until, new Date(), zone) }),
     },
     { schema: await optionalSchema(runtime), zone },
   );
-  out({ scope, memory: edited.memory }, () => {
-    io.stdout.write(`Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`);
+  out({ scope, memory: edited.memory, changed: edited.changed }, () => {
+    io.stdout.write(
+      edited.changed
+        ? `Updated [${id.slice(0, 8)}]: ${edited.memory.text}\n`
+        : `Nothing to change [${id.slice(0, 8)}]: ${edited.memory.text}\n`,
+    );
     for (const problem of edited.problems) io.stderr.write(`${pc.yellow('note:')} ${problem}\n`);
   });
   return 0;
@@ -363,6 +404,38 @@ function writeFailure(cause: unknown): string {
   }
 }
 
+/** Why a file could not be read, in words (the OS error code when it is not a common one). */
+function readFailure(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a folder';
+    case 'ENOTDIR':
+      return 'part of the path is not a folder';
+    default:
+      return code ?? 'the read failed';
+  }
+}
+
+/**
+ * ` at line N` for a JSON parse error of `raw`, from the position Node's message gives (`at
+ * position 42`, or `line 3 column 5` in newer versions); '' when it names none.
+ */
+function jsonErrorLine(raw: string, cause: unknown): string {
+  const message = cause instanceof Error ? cause.message : '';
+  const line = /line (\d+)/.exec(message);
+  if (line) return ` at line ${line[1]}`;
+  const position = /position (\d+)/.exec(message);
+  if (position) return ` at line ${raw.slice(0, Number(position[1])).split('\n').length}`;
+  if (raw.trim() === '') return ' (the file is empty)';
+  return /Unexpected end/i.test(message) ? ` at line ${raw.split('\n').length} (it ends too early)` : '';
+}
+
 /** `memory import FILE|-`: imports an export document (duplicates skipped). */
 async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext): Promise<number> {
   const file = args[0];
@@ -371,13 +444,17 @@ async function memoryImport({ io, args, memory, scope, who, out }: MemoryContext
     file === '-'
       ? await readStream(io)
       : await readFile(file, 'utf8').catch((cause: unknown) => {
-          throw new SqlrecallError('usage', `Cannot read ${file}.`, { cause });
+          throw new SqlrecallError('usage', `Cannot read ${file}: ${readFailure(cause)}.`, { cause });
         });
   let doc: unknown;
   try {
     doc = JSON.parse(raw);
   } catch (cause) {
-    throw new SqlrecallError('usage', `${file} is not a JSON export document.`, { cause });
+    throw new SqlrecallError(
+      'usage',
+      `Cannot read ${file}: not JSON${jsonErrorLine(raw, cause)}; give a file written by \`sqlrecall memory export\`.`,
+      { cause },
+    );
   }
   const result = await importMemories(memory, scope, doc);
   out(
@@ -417,7 +494,11 @@ async function memoryAudit({ io, opts, memory, scope, who, out }: MemoryContext)
       return;
     }
     for (const e of audit.found) {
-      const where = e.historyId ? 'history of' : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
+      const where = e.pendingId
+        ? 'pending write'
+        : e.historyId
+          ? 'history of'
+          : `${e.kind ?? ''} ${e.status ?? ''}`.trim();
       const what = e.found.map((f) => `${f.label} (${f.masked})`).join(', ');
       io.stdout.write(`${pc.cyan(e.memoryId.slice(0, 8))}  ${where}: ${what}\n`);
     }
@@ -491,10 +572,23 @@ export async function runMemory(
       const scope: MemoryScope = config.team !== undefined ? { team: config.team } : { user: config.user };
       const who = scope.team !== undefined ? `team ${scope.team}` : `user ${scope.user}`;
       if (sub === 'reembed') return await reembed(io, runtime, json);
-      const memory = await runtime.memory({ allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub) });
+      // The zone first: an unknown SQLRECALL_TZ is a configuration error before anything opens.
+      const zone = userTimeZone(io.env);
+      const memory = await runtime.memory({
+        allowWithoutEmbeddings: !NEEDS_EMBEDDINGS.has(sub),
+        // With the model server down, `add` keeps the fact in the queue rather than failing, and
+        // the reading commands open even a fresh store (its queue is all there is to show).
+        queueWhenDown: sub === 'add' || !NEEDS_EMBEDDINGS.has(sub),
+      });
+      if (memory.canEmbed && APPLIES_PENDING.has(sub)) {
+        const applied = await applyPendingMemories(memory, scope, { schema: await optionalSchema(runtime) });
+        if (applied.applied > 0 && !json)
+          io.stderr.write(
+            `Applied ${applied.applied} memory write(s) saved while the model server was down.\n`,
+          );
+      }
       const out = (doc: unknown, human: () => void) => (json ? printJson(io, doc) : human());
       const text = args.join(' ').trim();
-      const zone = userTimeZone(io.env);
       return await HANDLERS[sub]({ io, opts, sub, args, text, runtime, memory, scope, who, zone, out });
     },
     // Memories are about the configured database; the demo shop is never picked for them silently.

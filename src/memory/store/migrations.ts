@@ -176,6 +176,14 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE sqlrecall_conversation_turns ADD COLUMN IF NOT EXISTS recalled_memories jsonb',
     ],
   },
+  {
+    // The last day an expiring memory holds, as the user typed it, beside the instant: the instant
+    // read back in another zone (a colleague, the browser of a laptop that travelled) falls on
+    // another day. Rows stored before keep NULL and show the day derived from the instant.
+    version: 8,
+    description: 'expires_on: the day an expiry was typed as, beside the instant',
+    statements: ['ALTER TABLE sqlrecall_memories ADD COLUMN IF NOT EXISTS expires_on date'],
+  },
 ];
 
 /** The memory store's series: memories, their history, conversations, pending writes, settings. */

@@ -18,7 +18,7 @@ import type { Row } from './sql-client.js';
 
 /** Columns selected for a {@link Memory} (never the embedding). */
 export const MEMORY_COLUMNS =
-  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at, pinned, origin, origin_conversation_id, origin_words, last_applied_at';
+  'id, scope_user, scope_team, kind, text, sql, tables, columns, embedding_model, content_hash, status, supersedes, source_message_id, created_at, updated_at, expires_at, expires_on::text, pinned, origin, origin_conversation_id, origin_words, last_applied_at';
 
 /** Same, qualified with a table alias. */
 export function memoryColumns(alias: string): string {
@@ -82,6 +82,8 @@ export function memoryFromRow(row: Row): Memory {
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
     expiresAt: isoOrNull(row.expires_at),
+    // Read as text (`expires_on::text`): a driver's Date for a `date` would shift with the process zone.
+    expiresOn: row.expires_at === null || row.expires_at === undefined ? null : textOrNull(row.expires_on),
     pinned: row.pinned === true,
     origin: originFromRow(row),
     lastAppliedAt: isoOrNull(row.last_applied_at),

@@ -75,6 +75,11 @@ const importSchema = z.object({
       supersedes: z.string().nullish(),
       sourceMessageId: z.string().nullish(),
       expiresAt: z.string().nullish(),
+      /** The day as typed; absent in exports written before it was kept (then derived when shown). */
+      expiresOn: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD')
+        .nullish(),
       pinned: z.boolean().optional(),
     }),
   ),

@@ -98,6 +98,12 @@ async function appendPinnedOnAdd(ctx: Pick<WriteContext, 'tx' | 'ref'>, memory: 
   );
 }
 
+/** The `expires_on` value of a new memory: its typed day when it has an expiry and a valid day. */
+function expiresOnColumn(memory: NewMemory): string | null {
+  const day = memory.expiresOn ?? null;
+  return memory.expiresAt && day && /^\d{4}-\d{2}-\d{2}$/.test(day) ? day : null;
+}
+
 /**
  * Inserts a memory unless an identical active one exists (returns null then).
  * `status` defaults to active; `supersedes` links a superseded predecessor.
@@ -111,9 +117,9 @@ export async function insertMemory(
   const rows = await ctx.tx.query(
     `INSERT INTO sqlrecall_memories (id, scope_key, scope_user, scope_team, kind, text, sql, tables, columns,
        embedding, embedding_model, content_hash, status, supersedes, source_message_id, expires_at, term_words, pinned,
-       origin, origin_conversation_id, origin_words)
+       origin, origin_conversation_id, origin_words, expires_on)
      VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10::vector, $11, $12, $13, $14, $15, $16, $17, $18,
-       $19, $20, $21)
+       $19, $20, $21, $22::date)
      ON CONFLICT (scope_key, content_hash) WHERE status = 'active' DO NOTHING
      RETURNING ${MEMORY_COLUMNS}`,
     [
@@ -134,6 +140,7 @@ export async function insertMemory(
       termWordsOf(memory.kind, memory.text),
       memory.pinned === true,
       ...originColumns(memory.origin),
+      expiresOnColumn(memory),
     ],
   );
   return rows[0] ? memoryFromRow(rows[0]) : null;
@@ -198,7 +205,8 @@ async function applyUpdate(
        embedding = $6::vector, embedding_model = $7, content_hash = $8, source_message_id = COALESCE($9, source_message_id),
        expires_at = $10, updated_at = clock_timestamp(), term_words = $14,
        origin = COALESCE($15, origin), origin_conversation_id = CASE WHEN $15::text IS NULL THEN origin_conversation_id ELSE $16 END,
-       origin_words = CASE WHEN $15::text IS NULL THEN origin_words ELSE $17 END
+       origin_words = CASE WHEN $15::text IS NULL THEN origin_words ELSE $17 END,
+       expires_on = $18::date
      WHERE id = $11 AND ${scopeCondition(ctx.ref, 12, 13)} RETURNING ${MEMORY_COLUMNS}`,
     [
       op.memory.kind,
@@ -216,6 +224,7 @@ async function applyUpdate(
       ctx.ref.id,
       termWordsOf(op.memory.kind, op.memory.text),
       ...originColumns(op.memory.origin),
+      expiresOnColumn(op.memory),
     ],
   );
   const updated = memoryFromRow(rows[0] as Record<string, unknown>);

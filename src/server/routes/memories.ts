@@ -21,7 +21,7 @@ import {
   showMemory,
 } from '../../app/memory.js';
 import type { MemoryKind, MemoryScope } from '../../core/memory.js';
-import { isTimeZone, parseUntil, untilDay, userTimeZone } from '../../memory/expiry.js';
+import { untilOf, userTimeZone } from '../../memory/expiry.js';
 import { type AppEnv, apiError, scopeFor } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import {
@@ -116,7 +116,13 @@ const routes = {
     tags,
     summary: 'Edit an active memory (history keeps the old text); `pinned` pins or unpins it',
     request: { params: z.object({ id: IdSchema }), query: ScopeQuery, ...jsonBody(EditMemorySchema) },
-    responses: json(MemoryOut.extend({ problems: z.array(z.string()) })),
+    responses: json(
+      MemoryOut.extend({
+        problems: z.array(z.string()),
+        /** False when the body changed nothing (nothing was written). */
+        changed: z.boolean(),
+      }),
+    ),
   }),
   remove: createRoute({
     method: 'delete',
@@ -239,9 +245,23 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     which: 'user' | 'team' | undefined,
     write: boolean,
   ): MemoryScope => scopeFor(c.get('principal'), which, write);
-  /** The browser's time zone (header), else the server's: days are shown in it (`expiresOn`). */
-  const zoneOf = (c: { req: { header(name: string): string | undefined } }) =>
-    timeZoneOf(c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
+  /**
+   * The zone days are read and shown in: `given` (a body's `timeZone`), else the browser's (the
+   * header), else the server's. A zone that is sent but unknown is refused (422 `invalid_date`)
+   * rather than replaced by the server's: a day read in another zone than the user's is the very
+   * mistake the typed day exists to prevent, and the caller can fix what it sent.
+   */
+  const zoneOf = (c: { req: { header(name: string): string | undefined } }, given?: string) => {
+    const sent = given ?? c.req.header(TIME_ZONE_HEADER);
+    if (sent === undefined || sent.trim() === '') return userTimeZone();
+    const zone = timeZoneOf(sent).timeZone;
+    if (!zone)
+      throw apiError(
+        'invalid_date',
+        `${given === undefined ? `The ${TIME_ZONE_HEADER} header` : 'timeZone'} must be an IANA time zone such as Europe/Berlin, not "${sent.trim().slice(0, 64)}".`,
+      );
+    return zone;
+  };
 
   /** The memory if it belongs to the scope; otherwise `not_found` (never another scope's). */
   const owned = async (s: MemoryScope, id: string) => {
@@ -274,20 +294,16 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
   app.openapi(routes.add, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
-    const zone = timeZoneOf(body.timeZone ?? c.req.header(TIME_ZONE_HEADER)).timeZone ?? userTimeZone();
-    if (body.timeZone !== undefined && !isTimeZone(body.timeZone))
-      throw apiError(
-        'usage',
-        `timeZone must be an IANA time zone such as Europe/Paris, not "${body.timeZone.slice(0, 64)}".`,
-      );
-    const expiresAt = body.until === undefined ? null : parseUntil(body.until, new Date(), zone);
+    const zone = zoneOf(c, body.timeZone);
+    const until = body.until === undefined ? null : untilOf(body.until, new Date(), zone);
+    const expiresAt = until?.expiresAt ?? null;
+    const expiresOn = until?.expiresOn ?? null;
     const result = await addMemory(
       await deps.memory(),
       s,
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
-      { schema: await optionalSchema(deps), expiresAt, pinned: body.pinned === true },
+      { schema: await optionalSchema(deps), expiresAt, expiresOn, pinned: body.pinned === true },
     );
-    const expiresOn = expiresAt ? untilDay(expiresAt, zone) : null;
     return c.json({ scope: s, ...result, expiresAt, expiresOn } as Out, 200);
   });
 
@@ -295,6 +311,7 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, true);
     const body = c.req.valid('json');
+    const zone = zoneOf(c);
     const current = await owned(s, id);
     if (current.status !== 'active')
       throw apiError('not_found', 'This memory is not active; restore it first.');
@@ -302,10 +319,19 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
       await deps.memory(),
       s,
       current.id,
-      { kind: body.kind as MemoryKind | undefined, text: body.text, sql: body.sql, pinned: body.pinned },
-      { schema: await optionalSchema(deps), zone: zoneOf(c) },
+      {
+        kind: body.kind as MemoryKind | undefined,
+        text: body.text,
+        sql: body.sql,
+        pinned: body.pinned,
+        ...(body.until === undefined ? {} : { until: untilOf(body.until, new Date(), zone) }),
+      },
+      { schema: await optionalSchema(deps), zone },
     );
-    return c.json({ scope: s, memory: edited.memory, problems: edited.problems } as Out, 200);
+    return c.json(
+      { scope: s, memory: edited.memory, problems: edited.problems, changed: edited.changed } as Out,
+      200,
+    );
   });
 
   app.openapi(routes.remove, async (c) => {
