@@ -9,8 +9,8 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, pgliteShop, SHOP_SQL } from './support/fixtures.js';
-import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { inMemoryPgliteOptions } from './support/pglite-template.js';
 import { createTempDatabase, TEST_DATABASE_URL, type TempDatabase } from './support/server-db.js';
 import { tempDir } from './support/temp-dir.js';
 
@@ -57,13 +57,17 @@ const env = (extra: Record<string, string> = {}) => ({
 
 describe('policy check', () => {
   it('passes a good file (exit 0) and says what it could not check', async () => {
-    const run = await runCliInProcess(['policy', 'check', '--policy', file('good.yaml', GOOD)], { env: env() });
+    const run = await runCliInProcess(['policy', 'check', '--policy', file('good.yaml', GOOD)], {
+      env: env(),
+    });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/ok {3}policy file .*good\.yaml: 2 user\(s\), 1 team\(s\)/);
     expect(run.stdout).toMatch(/user names were not checked/);
     // ana is in a team whose filter needs an attribute she lacks.
-    expect(run.stdout).toMatch(/public\.customers is unreadable for ana: team sales \(attribute country not set/);
+    expect(run.stdout).toMatch(
+      /public\.customers is unreadable for ana: team sales \(attribute country not set/,
+    );
   });
 
   it('reports unknown tables and columns with the closest real names, and filters that do not run (exit 2)', async () => {
@@ -83,7 +87,9 @@ teams:
     const doc = JSON.parse(run.stdout) as { ok: boolean; problems: { path: string; message: string }[] };
     expect(doc.ok).toBe(false);
     const messages = doc.problems.map((p) => `${p.path}: ${p.message}`);
-    expect(messages).toContain('teams.sales.tables: no table or view public.ordres (did you mean public.orders?)');
+    expect(messages).toContain(
+      'teams.sales.tables: no table or view public.ordres (did you mean public.orders?)',
+    );
     expect(messages).toContain(
       'teams.sales.deny_columns: public.customers has no column contry (did you mean public.customers.country?)',
     );
@@ -147,13 +153,20 @@ describe('policy explain', () => {
     const outside = await runCliInProcess(['policy', 'explain', '--user', 'sam', 't'], {
       env: env({ SQLRECALL_POLICY: policy }),
     });
-    expect(outside.stdout).toContain('public.t: not readable (not in the allow-list of user sam, team sales, defaults)');
+    expect(outside.stdout).toContain(
+      'public.t: not readable (not in the allow-list of user sam, team sales, defaults)',
+    );
     // A user with no entry and a registered team of the file (--team) gets that team.
-    const team = await runCliInProcess(['policy', 'explain', '--user', 'kim', '--team', 'sales', 'customers'], {
-      env: env({ SQLRECALL_POLICY: policy }),
-    });
+    const team = await runCliInProcess(
+      ['policy', 'explain', '--user', 'kim', '--team', 'sales', 'customers'],
+      {
+        env: env({ SQLRECALL_POLICY: policy }),
+      },
+    );
     expect(team.stdout).toContain('Policy of kim from team sales');
-    expect(team.stdout).toContain('public.customers: not readable (team sales (attribute country not set for user kim))');
+    expect(team.stdout).toContain(
+      'public.customers: not readable (team sales (attribute country not set for user kim))',
+    );
   });
 
   it('refuses to explain with an invalid file (exit 2), and says nothing is restricted without one', async () => {
@@ -213,7 +226,9 @@ teams:
       try {
         await owner.query(SHOP_SQL);
         for (const role of ['sqlr_sam', 'sqlr_bob', 'sqlrecall_default'])
-          await admin.query(`DO $$ BEGIN CREATE ROLE ${role}; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+          await admin.query(
+            `DO $$ BEGIN CREATE ROLE ${role}; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+          );
         const run = await runCliInProcess(['policy', 'export', '--postgres'], {
           env: env({ DATABASE_URL: db.url, SQLRECALL_POLICY: file('export3.yaml', POLICY) }),
         });
@@ -263,5 +278,72 @@ describe('policy export on PGlite', () => {
     } finally {
       await probe.close();
     }
+  });
+});
+
+describe('the runtime, doctor and health with a policy file', () => {
+  const runtimeWith = async (policy: string | undefined, user = 'sam') => {
+    const { loadConfig } = await import('../src/config/config.js');
+    const { Runtime } = await import('../src/runtime/runtime.js');
+    const config = loadConfig({
+      env: { SQLRECALL_HOME: home, SQLRECALL_USER: user, ...(policy ? { SQLRECALL_POLICY: policy } : {}) },
+      cwd: dir,
+    });
+    return new Runtime(config);
+  };
+
+  it('policyFor: unrestricted without a file, the merged policy with one, refused while never valid', async () => {
+    const none = await runtimeWith(undefined);
+    expect(await none.policyFor('sam', { admin: true })).toMatchObject({
+      sources: [],
+      admin: true,
+      rowsToModel: true,
+    });
+    const good = await runtimeWith('good-rt.yaml');
+    file('good-rt.yaml', GOOD); // a relative path is the working folder's
+    expect((await good.policyFor('sam')).rowFilters.get('public.customers')).toEqual([
+      { expression: 'country = $1', params: ['India'], policy: 'team sales' },
+    ]);
+    await good.close();
+    const broken = await runtimeWith(file('broken-rt.yaml', 'defaults: { tables: [a b] }'));
+    await expect(broken.policyFor('sam')).rejects.toMatchObject({ code: 'config' });
+  });
+
+  it('doctor names the entries that apply to the user, or fails on an invalid file', async () => {
+    const { checkPolicyFile } = await import('../src/runtime/doctor.js');
+    const path = file('doctor.yaml', GOOD);
+    const ok = await checkPolicyFile(await runtimeWith(path));
+    expect(ok).toMatchObject({ level: 'ok' });
+    expect(ok!.message).toContain(
+      '2 user(s), 1 team(s); sam gets user sam, team sales, defaults; privacy mode',
+    );
+    writeFileSync(path, 'users:\n  sam: { teams: [sale] }\n');
+    const failed = await checkPolicyFile(await runtimeWith(path));
+    expect(failed).toMatchObject({
+      level: 'fail',
+      code: 'config',
+      fix: expect.stringMatching(/policy check/),
+    });
+    expect(failed!.message).toContain('users.sam.teams.0: no team sale in this file');
+    expect(await checkPolicyFile(await runtimeWith(undefined))).toBeUndefined();
+  });
+
+  it('health: ok while valid; not ok (no details) when a change is invalid; a server watch reloads it', async () => {
+    const { policyHealth } = await import('../src/server/runtime-deps.js');
+    const path = file('health.yaml', GOOD);
+    const runtime = await runtimeWith(path);
+    const events: string[] = [];
+    await runtime.watchPolicy((e) => events.push(e.message));
+    expect(await policyHealth(runtime)).toEqual({ ok: true });
+    writeFileSync(path, 'users:\n  sam: { teams: [sale] }\n');
+    await expect.poll(async () => (await policyHealth(runtime))?.ok, { timeout: 5000 }).toBe(false);
+    const health = await policyHealth(runtime);
+    expect(health).toMatchObject({ kept: true, message: expect.stringMatching(/stays in force/) });
+    expect(health!.message).not.toMatch(/sale/); // the problems are for doctor and policy check
+    // The last valid version is still what users get.
+    expect((await runtime.policyFor('sam')).sources).toEqual(['user sam', 'team sales', 'defaults']);
+    expect(events[0]).toMatch(/loaded: 2 user\(s\), 1 team\(s\)/);
+    expect(events.at(-1)).toMatch(/is invalid \(users\.sam\.teams\.0: no team sale.*stays in force/);
+    await runtime.close();
   });
 });

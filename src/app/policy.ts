@@ -8,12 +8,17 @@ import { existsSync } from 'node:fs';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { Schema, Table } from '../core/schema.js';
 import { canonicalTable, type PolicyDocument, type PolicyProblem, type PolicyRules } from '../policy/file.js';
-import { effectivePolicy, type PolicyUserContext, UNREADABLE_FILTER, unreadableTables } from '../policy/resolve.js';
+import {
+  effectivePolicy,
+  type PolicyUserContext,
+  UNREADABLE_FILTER,
+  unreadableTables,
+} from '../policy/resolve.js';
 import { readPolicyFile } from '../policy/source.js';
 import type { EffectivePolicy } from '../policy/types.js';
-import { scanTokens } from '../sql/parse-tree.js';
-import { closest } from '../sql/identifiers.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { closest } from '../sql/identifiers.js';
+import { scanTokens } from '../sql/parse-tree.js';
 import { userNameKey } from './user-names.js';
 import { type Principal, UserDirectory } from './users.js';
 
@@ -50,9 +55,13 @@ export interface PolicyCheckDocument {
  * its table, and that every user it names is registered.
  * @throws nothing for a bad file: every problem is in the document
  */
-export async function checkPolicy(path: string, inputs: PolicyCheckInputs = {}): Promise<PolicyCheckDocument> {
+export async function checkPolicy(
+  path: string,
+  inputs: PolicyCheckInputs = {},
+): Promise<PolicyCheckDocument> {
   const parsed = await readPolicyFile(path);
-  if (!parsed.ok) return { file: path, ok: false, problems: parsed.problems, warnings: [], users: 0, teams: 0 };
+  if (!parsed.ok)
+    return { file: path, ok: false, problems: parsed.problems, warnings: [], users: 0, teams: 0 };
   const document = parsed.document;
   const problems: PolicyProblem[] = [];
   const warnings: PolicyProblem[] = [];
@@ -81,7 +90,10 @@ export async function checkPolicy(path: string, inputs: PolicyCheckInputs = {}):
         }
         for (const column of columns) {
           if (table.columns.some((c) => c.name === column)) continue;
-          const near = closest(column, table.columns.map((c) => ({ key: c.name, text: c.name })));
+          const near = closest(
+            column,
+            table.columns.map((c) => ({ key: c.name, text: c.name })),
+          );
           problems.push({
             path: `${at}.deny_columns`,
             message: `${name} has no column ${column}${didYouMean(near.map((c) => `${name}.${c}`))}`,
@@ -107,7 +119,10 @@ export async function checkPolicy(path: string, inputs: PolicyCheckInputs = {}):
       }
     }
   } else {
-    warnings.push({ path: '(file)', message: 'tables and columns were not checked: no database is configured' });
+    warnings.push({
+      path: '(file)',
+      message: 'tables and columns were not checked: no database is configured',
+    });
   }
 
   if (inputs.registeredUsers && inputs.registeredUsers.length > 0) {
@@ -130,7 +145,10 @@ export async function checkPolicy(path: string, inputs: PolicyCheckInputs = {}):
   for (const [, user] of document.users) {
     const policy = effectivePolicy(document, user.name);
     for (const [table, reason] of unreadableTables(policy))
-      warnings.push({ path: `users.${user.name}`, message: `${table} is unreadable for ${user.name}: ${reason}` });
+      warnings.push({
+        path: `users.${user.name}`,
+        message: `${table} is unreadable for ${user.name}: ${reason}`,
+      });
   }
   return {
     file: path,
@@ -145,7 +163,11 @@ export async function checkPolicy(path: string, inputs: PolicyCheckInputs = {}):
 /** Every entry of the document that carries rules, with its place in the file. */
 function ruleEntries(document: PolicyDocument): { path: string; source: string; rules: PolicyRules }[] {
   return [
-    ...[...document.users.values()].map((u) => ({ path: `users.${u.name}`, source: `user ${u.name}`, rules: u.rules })),
+    ...[...document.users.values()].map((u) => ({
+      path: `users.${u.name}`,
+      source: `user ${u.name}`,
+      rules: u.rules,
+    })),
     ...[...document.teams].map(([name, rules]) => ({ path: `teams.${name}`, source: `team ${name}`, rules })),
     { path: 'defaults', source: 'defaults', rules: document.defaults },
   ];
@@ -219,7 +241,11 @@ export interface PolicyExplanation {
 }
 
 /** `policy explain`: what `policy` lets its user read, as one document; `table` narrows it to one. */
-export function explainPolicy(file: string | null, policy: EffectivePolicy, table?: string): PolicyExplanation {
+export function explainPolicy(
+  file: string | null,
+  policy: EffectivePolicy,
+  table?: string,
+): PolicyExplanation {
   const unreadable = unreadableTables(policy);
   const doc: PolicyExplanation = {
     file,
@@ -242,8 +268,15 @@ export function explainPolicy(file: string | null, policy: EffectivePolicy, tabl
     doc.table = {
       table: name,
       readable: !outside && dead === undefined,
-      ...(outside ? { reason: `not in the allow-list of ${listSources(policy)}` } : dead ? { reason: dead } : {}),
-      deniedColumns: [...(policy.deniedColumns.get(name) ?? [])].map(([column, source]) => ({ column, policy: source })),
+      ...(outside
+        ? { reason: `not in the allow-list of ${listSources(policy)}` }
+        : dead
+          ? { reason: dead }
+          : {}),
+      deniedColumns: [...(policy.deniedColumns.get(name) ?? [])].map(([column, source]) => ({
+        column,
+        policy: source,
+      })),
       rowFilters: (policy.rowFilters.get(name) ?? []).map((f) => ({
         expression: f.expression,
         params: f.params,
@@ -261,10 +294,13 @@ function listSources(policy: EffectivePolicy): string {
 /** One explanation as text lines (the CLI's rendering, also used by `doctor`). */
 export function explanationText(doc: PolicyExplanation): string {
   const lines: string[] = [];
-  if (!doc.file) return `No policy file is configured: ${doc.user} may read every table the connection role can read.`;
+  if (!doc.file)
+    return `No policy file is configured: ${doc.user} may read every table the connection role can read.`;
   lines.push(`Policy of ${doc.user} from ${doc.sources.join(', ')} (${doc.file})`);
   const shownFilter = (f: { expression: string; params: readonly string[] }) =>
-    f.params.length ? `${f.expression}  [${f.params.map((p, i) => `$${i + 1} = ${literal(p)}`).join(', ')}]` : f.expression;
+    f.params.length
+      ? `${f.expression}  [${f.params.map((p, i) => `$${i + 1} = ${literal(p)}`).join(', ')}]`
+      : f.expression;
   if (doc.table) {
     const t = doc.table;
     if (!t.readable) {
@@ -284,12 +320,16 @@ export function explanationText(doc: PolicyExplanation): string {
     );
     return lines.join('\n');
   }
-  lines.push(`tables: ${doc.tables ? doc.tables.join(', ') || 'none' : 'every table the connection role can read'}`);
+  lines.push(
+    `tables: ${doc.tables ? doc.tables.join(', ') || 'none' : 'every table the connection role can read'}`,
+  );
   if (doc.deniedColumns.length)
     lines.push('denied columns:', ...doc.deniedColumns.map((c) => `  ${c.table}.${c.column} (${c.policy})`));
   const filters = doc.rowFilters.filter((f) => !doc.unreadable.some((u) => u.table === f.table));
-  if (filters.length) lines.push('row filters:', ...filters.map((f) => `  ${f.table}: ${shownFilter(f)} (${f.policy})`));
-  if (doc.unreadable.length) lines.push('unreadable:', ...doc.unreadable.map((u) => `  ${u.table}: ${u.reason}`));
+  if (filters.length)
+    lines.push('row filters:', ...filters.map((f) => `  ${f.table}: ${shownFilter(f)} (${f.policy})`));
+  if (doc.unreadable.length)
+    lines.push('unreadable:', ...doc.unreadable.map((u) => `  ${u.table}: ${u.reason}`));
   lines.push(
     doc.rowsToModel
       ? 'result values may reach the model'
@@ -318,7 +358,7 @@ export function exportPostgres(document: PolicyDocument, catalog: Schema, file: 
     '-- One role per user of the file, named like the user, and the role sqlrecall_default for everyone',
     '-- else: create them (and grant them USAGE on the schemas) before running this.',
     '-- Superusers, roles with BYPASSRLS and the owners of the tables are not held by row-level security.',
-    '-- Views run with their owner\'s rights unless created WITH (security_invoker = true).',
+    "-- Views run with their owner's rights unless created WITH (security_invoker = true).",
     'BEGIN;',
   ];
   for (const t of rlsTables) lines.push(`ALTER TABLE ${quoteQualified(t)} ENABLE ROW LEVEL SECURITY;`);
@@ -347,9 +387,13 @@ export function exportPostgres(document: PolicyDocument, catalog: Schema, file: 
       if (!rlsTables.includes(t)) continue;
       const filters = (policy.rowFilters.get(name) ?? []).filter((f) => f.expression !== UNREADABLE_FILTER);
       const using = filters.length
-        ? filters.map((f) => `(${bindAll(f.expression, (n) => literal(f.params[n - 1] ?? ''))})`).join(' AND ')
+        ? filters
+            .map((f) => `(${bindAll(f.expression, (n) => literal(f.params[n - 1] ?? ''))})`)
+            .join(' AND ')
         : 'true';
-      lines.push(`CREATE POLICY ${policyName} ON ${quoteQualified(t)} FOR SELECT TO ${ident(role)} USING (${using});`);
+      lines.push(
+        `CREATE POLICY ${policyName} ON ${quoteQualified(t)} FOR SELECT TO ${ident(role)} USING (${using});`,
+      );
     }
   }
   lines.push('COMMIT;');
@@ -387,7 +431,10 @@ export async function policyFromFile(
 export function configuredPolicyPath(runtime: Runtime): string {
   const path = runtime.config.policy;
   if (!path)
-    throw new SqlrecallError('usage', 'No policy file is configured: pass --policy FILE or set SQLRECALL_POLICY.');
+    throw new SqlrecallError(
+      'usage',
+      'No policy file is configured: pass --policy FILE or set SQLRECALL_POLICY.',
+    );
   return path;
 }
 
@@ -436,7 +483,10 @@ export async function checkConfiguredPolicy(runtime: Runtime, path?: string): Pr
   if (principals) inputs.registeredUsers = principals.map((p) => p.user);
   const doc = await checkPolicy(file, inputs);
   if (unchecked.length > 0)
-    doc.warnings = [...unchecked, ...doc.warnings.filter((w) => !/no database is configured/.test(w.message))];
+    doc.warnings = [
+      ...unchecked,
+      ...doc.warnings.filter((w) => !/no database is configured/.test(w.message)),
+    ];
   return doc;
 }
 

@@ -31,7 +31,10 @@ export async function runPolicy(
   return withRuntime(io, opts, async (runtime, config) => {
     switch (subcommand) {
       case 'check': {
-        const doc = await checkConfiguredPolicy(runtime, arg === undefined ? undefined : resolve(io.cwd, arg));
+        const doc = await checkConfiguredPolicy(
+          runtime,
+          arg === undefined ? undefined : resolve(io.cwd, arg),
+        );
         if (json) printJson(io, doc);
         else {
           for (const p of doc.problems) io.stdout.write(`${pc.red('FAIL')} ${p.path}: ${p.message}\n`);
