@@ -131,7 +131,9 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
  * The policy file's health: no details of the problems (this route needs no sign-in), only
  * whether the file in force is the one on disk. `kept`: a last valid version is in force.
  */
-export async function policyHealth(runtime: Runtime): Promise<(ComponentHealth & { kept?: boolean }) | undefined> {
+export async function policyHealth(
+  runtime: Runtime,
+): Promise<(ComponentHealth & { kept?: boolean }) | undefined> {
   const source = await runtime.policySource();
   if (!source) return undefined;
   const status = source.status();
