@@ -344,3 +344,61 @@ describe('policy source', () => {
     }
   });
 });
+
+describe('export --postgres, pure', () => {
+  it('writes a hostile attribute value as one quoted literal, and a hostile user name as one quoted role', async () => {
+    const { exportPostgres } = await import('../src/app/policy.js');
+    const { parseStatements } = await import('../src/sql/parse-tree.js');
+    const doc = parse(`
+users:
+  'eve"; DROP ROLE x; --': { teams: [t], attributes: { region: "x'); DROP TABLE orders; --" } }
+teams:
+  t: { rows: { orders: "region = :region" } }
+`);
+    const column = (name: string, position: number) => ({
+      name,
+      position,
+      type: 'text',
+      domainBaseType: null,
+      enumValues: null,
+      nullable: true,
+      default: null,
+      comment: null,
+    });
+    const sql = exportPostgres(
+      doc,
+      {
+        dialect: 'postgres',
+        database: 'shop',
+        serverVersion: '18',
+        schemas: ['public'],
+        tables: [
+          {
+            schema: 'public',
+            name: 'orders',
+            kind: 'table',
+            comment: null,
+            estimatedRows: null,
+            columns: [column('id', 1), column('region', 2)],
+            primaryKey: [],
+            foreignKeys: [],
+            uniqueIndexes: [],
+          },
+        ],
+      },
+      'policy.yaml',
+    );
+    expect(sql).toContain(`USING ((region = 'x''); DROP TABLE orders; --'))`);
+    const kinds = new Set(parseStatements(sql).map((s) => Object.keys(s)[0]));
+    // Only the statements the export means to write: no DROP TABLE or DROP ROLE got through.
+    expect([...kinds].sort()).toEqual([
+      'AlterTableStmt',
+      'CreatePolicyStmt',
+      'DropStmt',
+      'GrantStmt',
+      'TransactionStmt',
+    ]);
+    const drops = parseStatements(sql).filter((s) => 'DropStmt' in s);
+    expect(drops.every((s) => JSON.stringify(s).includes('OBJECT_POLICY'))).toBe(true);
+  });
+});
