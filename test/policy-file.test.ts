@@ -320,6 +320,10 @@ describe('policy source', () => {
     });
     expect(events.map((e) => e.kind)).toEqual(['loaded', 'invalid']);
     expect(events[1]!.message).toMatch(/stays in force/);
+    // Unwatched, a use after the file changed reads it again.
+    writeFileSync(path, 'users:\n  ana: { teams: [sales] }\nteams: { sales: {} }\n');
+    expect([...(await source.current()).users.keys()]).toEqual(['ana']);
+    expect(source.status().state).toBe('valid');
   });
 
   it('reloads by itself when the file is replaced on disk', async () => {

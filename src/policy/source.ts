@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { SqlrecallError } from '../core/errors.js';
 import { loadSqlParser } from '../sql/parse-tree.js';
@@ -94,6 +94,8 @@ export class PolicySource {
   private loading: Promise<void> | undefined;
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Size, modification time and inode of the file when it was last read. */
+  private seen: string | undefined;
 
   /** `onEvent` receives each load, reload and failure (a log line). */
   constructor(
@@ -111,7 +113,10 @@ export class PolicySource {
    */
   async current(): Promise<PolicyDocument> {
     // Until a first valid version exists, each use reads the file again: fixing it is enough.
-    if (!this.document) await this.reload();
+    // Unwatched (a one-user process such as chat or mcp), each use compares the file's size,
+    // modification time and inode with the last read (one stat, microseconds) and reads it again
+    // when one differs, so a change applies there too.
+    if (!this.document || (!this.watcher && (await this.signature()) !== this.seen)) await this.reload();
     if (this.document) return this.document;
     throw new SqlrecallError(
       'config',
@@ -136,8 +141,19 @@ export class PolicySource {
     return this.loading;
   }
 
+  /** `size:mtime:inode` of the file, or `missing`. */
+  private async signature(): Promise<string> {
+    try {
+      const s = await stat(this.path);
+      return `${s.size}:${s.mtimeMs}:${s.ino}`;
+    } catch {
+      return 'missing';
+    }
+  }
+
   private async readNow(): Promise<void> {
     const first = this.state.state === 'unloaded';
+    this.seen = await this.signature();
     const outcome = await readPolicyFile(this.path);
     const now = new Date().toISOString();
     if (outcome.ok) {
