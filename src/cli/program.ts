@@ -281,6 +281,20 @@ function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: Fro
     });
 
   program
+    .command('policy')
+    .description(
+      'the data policy file (--policy FILE): check [FILE] | explain [TABLE] (for --user) | export --postgres',
+    )
+    .argument('<command>', 'check, explain or export')
+    .argument('[arg]', 'check: the file (default --policy); explain: one table')
+    .option('--postgres', 'export: as PostgreSQL row-level security policies and column grants')
+    .action(async function (this: Command, command: string, arg: string | undefined) {
+      setExit(
+        await (await import('./commands/policy.js')).runPolicy(io, this.optsWithGlobals(), command, arg),
+      );
+    });
+
+  program
     .command('mcp')
     .description('Model Context Protocol server on stdio for one user (for desktop assistants and editors)')
     .option('--max-bytes <n>', 'byte cap of each tool result (default 65536)')

@@ -63,6 +63,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     assign(out, key, parsed.data as Config[typeof key]);
   }
   out.home = resolve(String(out.home).replace(/^~(?=$|\/)/, homedir()));
+  // A relative policy path means the folder the command was started in, as for `.env`.
+  if (out.policy)
+    out.policy = resolve(sources.cwd ?? process.cwd(), out.policy.replace(/^~(?=$|\/)/, homedir()));
   // Complete: the loop above set every key of SETTINGS, which are the keys of Config.
   return out as Config;
 }

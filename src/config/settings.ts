@@ -240,6 +240,17 @@ export const SETTINGS = {
     help: 'functions outside pg_catalog allowed even when VOLATILE, SECURITY DEFINER or from a remote-access extension: schema.fn,fn',
   }),
   /**
+   * The data policy file (YAML or JSON, `docs/policies.md`): which tables, columns and rows each
+   * user may read. Undefined (default): no policy, every table the connection role can read.
+   */
+  policy: setting({
+    env: 'SQLRECALL_POLICY',
+    flag: '--policy <file>',
+    schema: (z) => z.string().trim().min(1, { error: 'must not be empty' }).optional(),
+    defaultText: 'none: every table the connection role can read',
+    help: 'data policy file (YAML or JSON): tables, columns and rows each user may read',
+  }),
+  /**
    * Most tokens of the model's SQL reply (`num_predict`). Default 1024. A reply cut at this limit is
    * retried once with four times as many (at most 8192), then fails naming this setting.
    */

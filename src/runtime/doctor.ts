@@ -369,3 +369,35 @@ export function roleWarning(check: Check | undefined): string | undefined {
   if (check?.level !== 'warn' || !/can write|superuser/i.test(check.message)) return undefined;
   return `${check.message} Run \`sqlrecall doctor\` for the statements that create a read-only role.`;
 }
+
+/**
+ * The policy file (when one is configured): valid, or invalid with its problems; and which entries
+ * of it apply to the configured user (`--user`, `--team`), so a user can see why they see what
+ * they see. Reads the file now.
+ */
+export async function checkPolicyFile(runtime: Runtime): Promise<Check | undefined> {
+  const source = await runtime.policySource();
+  if (!source) return undefined;
+  await source.reload().catch(() => {});
+  const status = source.status();
+  if (status.state !== 'valid') {
+    const { problemsText } = await import('../policy/source.js');
+    return {
+      name: 'policy',
+      ok: false,
+      level: 'fail',
+      message: `The policy file ${status.path} is invalid: ${problemsText(status.problems)}.`,
+      fix: 'sqlrecall policy check (every problem, with the closest real names)',
+      code: 'config',
+    };
+  }
+  const { user, team } = runtime.config;
+  const policy = await runtime.policyFor(user, team !== undefined ? { team } : {});
+  const mode = policy.rowsToModel ? '' : '; privacy mode (no result value reaches the model)';
+  return {
+    name: 'policy',
+    ok: true,
+    level: 'ok',
+    message: `policy file ${status.path}: ${status.users} user(s), ${status.teams} team(s); ${user} gets ${policy.sources.join(', ')}${mode} (sqlrecall policy explain --user ${user})`,
+  };
+}

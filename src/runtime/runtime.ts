@@ -10,6 +10,9 @@ import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
+import type { PolicyUserContext } from '../policy/resolve.js';
+import type { PolicyEvent, PolicySource } from '../policy/source.js';
+import { type EffectivePolicy, unrestrictedPolicy } from '../policy/types.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
@@ -48,6 +51,8 @@ export class Runtime {
   private db: Promise<DatabaseConnector> | undefined;
   private chatModel: ChatModel | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
+  private policies: Promise<PolicySource> | undefined;
+  private policyEvents: ((event: PolicyEvent) => void) | undefined;
 
   /**
    * `warn` receives one-line notices for the user (e.g. on stderr); `thinking` every piece of a
@@ -284,6 +289,53 @@ export class Runtime {
     return assistant;
   }
 
+  /**
+   * The configured policy file (`SQLRECALL_POLICY`, `--policy`), opened once; undefined when none
+   * is configured. Loading modules only: the file is read by the first `current()` or `reload()`.
+   */
+  async policySource(): Promise<PolicySource | undefined> {
+    const path = this.config.policy;
+    if (!path) return undefined;
+    this.policies ??= import('../policy/source.js').then(
+      ({ PolicySource }) =>
+        new PolicySource(path, (event) =>
+          (this.policyEvents ?? ((e: PolicyEvent) => this.hooks.warn?.(e.message)))(event),
+        ),
+    );
+    return this.policies;
+  }
+
+  /**
+   * What `user` may read: the policy file's rules for them (see `policy/resolve.ts`), or
+   * everything the connection role can read when no policy file is configured. `context.team` is
+   * the user's registered team (users table or `--team`), used when the file has no entry for them.
+   * @throws SqlrecallError `config` when a policy file is configured but has not been valid since
+   *   this process started (nobody reads unrestricted because of a broken file)
+   */
+  async policyFor(user: string, context: PolicyUserContext = {}): Promise<EffectivePolicy> {
+    const source = await this.policySource();
+    if (!source) return unrestrictedPolicy(user, context.admin ?? false);
+    const [document, { effectivePolicy }] = await Promise.all([
+      source.current(),
+      import('../policy/resolve.js'),
+    ]);
+    return effectivePolicy(document, user, context);
+  }
+
+  /**
+   * A long-running front end (`serve`): loads the policy file now and reloads it whenever it
+   * changes, sending each load, reload and failure to `onEvent` (its log). No-op without a policy
+   * file. Never throws: an invalid file at start is reported through `onEvent` and
+   * {@link PolicySource.status}, and statements are refused until it is fixed.
+   */
+  async watchPolicy(onEvent: (event: PolicyEvent) => void): Promise<void> {
+    this.policyEvents = onEvent;
+    const source = await this.policySource();
+    if (!source) return;
+    await source.reload().catch(() => {});
+    source.watch();
+  }
+
   /** Closes the database connection and the memory store, if they were opened. */
   async close(): Promise<void> {
     const db = this.db;
@@ -292,6 +344,9 @@ export class Runtime {
     const memory = this.memoryRuntime;
     this.memoryRuntime = undefined;
     if (memory) await memory.then((m) => m.store.close()).catch(() => {});
+    const policies = this.policies;
+    this.policies = undefined;
+    if (policies) await policies.then((p) => p.close()).catch(() => {});
   }
 }
 

@@ -33,6 +33,11 @@ export interface HealthReport {
   model: ComponentHealth;
   database: ComponentHealth;
   memory: ComponentHealth;
+  /**
+   * The policy file, when one is configured: not ok while the file on disk is invalid (the last
+   * valid version stays in force; the problems are in `doctor` and `policy check`, not here).
+   */
+  policy?: ComponentHealth;
 }
 
 /** `GET /api/settings`: what the UI shows (credentials masked). */

@@ -98,7 +98,18 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
         }),
         probe(5000, async () => memoryStoreInfo(await memory())),
       ]);
-      return { ok: model.ok && database.ok && mem.ok, model, database, memory: mem };
+      const policy = await policyHealth(runtime);
+      // A file that was valid once keeps its last version in force: the service still answers
+      // within the policy, so only a file never valid (every statement refused) makes it not ok.
+      return {
+        ok: model.ok && database.ok && mem.ok && (policy?.ok !== false || policy.kept === true),
+        model,
+        database,
+        memory: mem,
+        ...(policy
+          ? { policy: { ok: policy.ok, ...(policy.message ? { message: policy.message } : {}) } }
+          : {}),
+      };
     },
     settings() {
       return {
@@ -114,4 +125,32 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     },
   };
   return deps;
+}
+
+/**
+ * The policy file's health: no details of the problems (this route needs no sign-in), only
+ * whether the file in force is the one on disk. `kept`: a last valid version is in force.
+ */
+export async function policyHealth(
+  runtime: Runtime,
+): Promise<(ComponentHealth & { kept?: boolean }) | undefined> {
+  const source = await runtime.policySource();
+  if (!source) return undefined;
+  const status = source.status();
+  switch (status.state) {
+    case 'valid':
+    case 'unloaded':
+      return { ok: true };
+    case 'invalid-kept':
+      return {
+        ok: false,
+        kept: true,
+        message: `The policy file is invalid since ${status.failedAt}; the version loaded at ${status.loadedAt} stays in force. Run \`sqlrecall policy check\`.`,
+      };
+    default:
+      return {
+        ok: false,
+        message: 'The policy file is invalid, so every statement is refused. Run `sqlrecall policy check`.',
+      };
+  }
 }

@@ -43,6 +43,9 @@ export async function startHttpServer(options: HttpServerStart): Promise<void> {
     base: { component: 'server' },
     destination: { write: (line: string) => stderr.write(line) },
   });
+  // The policy file is read now and again whenever it changes; each load, reload and failure
+  // is logged at warn level (shown by default): it changes who may read what.
+  await runtime.watchPolicy((event) => logger.warn({ policy: event.kind }, event.message));
   const deps = depsFromRuntime(runtime, {
     auth,
     client,

@@ -4,7 +4,13 @@
  */
 
 import { ERROR_TABLE, toSqlrecallError } from '../../core/errors.js';
-import { type Check, checkDatabase, checkDatabaseRole, checkModels } from '../../runtime/doctor.js';
+import {
+  type Check,
+  checkDatabase,
+  checkDatabaseRole,
+  checkModels,
+  checkPolicyFile,
+} from '../../runtime/doctor.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
@@ -25,6 +31,8 @@ export async function runDoctor(io: CliIO, opts: GlobalOptions): Promise<number>
         const role = await checkDatabaseRole(runtime);
         if (role) checks.push(role);
       }
+      const policy = await checkPolicyFile(runtime);
+      if (policy) checks.push(policy);
       const failed = checks.find((c) => c.level === 'fail');
       const code = failed ? ERROR_TABLE[failed.code ?? 'internal'].exitCode : 0;
       if (json) {

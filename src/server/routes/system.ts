@@ -18,7 +18,13 @@ const health = createRoute({
       description: 'all reachable',
       content: {
         'application/json': {
-          schema: z.object({ ok: z.boolean(), model: Component, database: Component, memory: Component }),
+          schema: z.object({
+            ok: z.boolean(),
+            model: Component,
+            database: Component,
+            memory: Component,
+            policy: Component.optional(),
+          }),
         },
       },
     },
@@ -26,7 +32,13 @@ const health = createRoute({
       description: 'something is unreachable',
       content: {
         'application/json': {
-          schema: z.object({ ok: z.boolean(), model: Component, database: Component, memory: Component }),
+          schema: z.object({
+            ok: z.boolean(),
+            model: Component,
+            database: Component,
+            memory: Component,
+            policy: Component.optional(),
+          }),
         },
       },
     },
