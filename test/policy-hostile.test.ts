@@ -9,43 +9,12 @@
  * statement returns on a database where the denied data was removed (`expect: rows`), or either
  * of those or a database error (`expect: safe`). No outcome may hold a hidden value.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConnector } from '../src/core/ports.js';
-import { runCheckedSql } from '../src/agent/run-sql.js';
 import { policyCatalogCache, withDataPolicy } from '../src/databases/policed.js';
 import { withFunctionPolicy } from '../src/sql/function-policy.js';
-import { FULL_SQL, leaks, REDUCED_SQL, samPolicy } from './fixtures/policy-hostile.js';
+import { CORPUS, FULL_SQL, leaks, outcomeOf, REDUCED_SQL, samPolicy } from './fixtures/policy-hostile.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from './support/engines.js';
-
-interface Entry {
-  id: string;
-  sql: string;
-  expect: 'refused' | 'rows' | 'safe';
-}
-
-const CORPUS: Entry[] = readFileSync(new URL('./fixtures/policy-hostile.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((line) => line.trim() !== '')
-  .map((line) => JSON.parse(line) as Entry);
-
-type Outcome =
-  | { kind: 'refused'; code: string; rule: string; message: string }
-  | { kind: 'rows'; columns: string[]; rows: unknown[][] }
-  | { kind: 'error'; message: string };
-
-/** Runs `sql` on the one SQL path and folds the result or error into an outcome. */
-export async function outcomeOf(db: DatabaseConnector, sql: string): Promise<Outcome> {
-  try {
-    const { result } = await runCheckedSql({ db, sql, maxRows: 1000, timeoutMs: 10_000 });
-    return { kind: 'rows', columns: result.columns.map((c) => c.name), rows: result.rows };
-  } catch (error) {
-    const e = error as { code?: string; details?: { rule?: string }; message: string };
-    if (e.code === 'policy_refused' || e.code === 'guard_refused')
-      return { kind: 'refused', code: e.code, rule: e.details?.rule ?? '', message: e.message };
-    return { kind: 'error', message: e.message };
-  }
-}
 
 /** Rows in a canonical order (statements without ORDER BY may return any order). */
 function sorted(rows: unknown[][]): string[] {

@@ -46,6 +46,11 @@ export interface AssistantOptions {
    */
   modelStartHint?: string;
   db: DatabaseConnector;
+  /**
+   * The database as one user may read it (under that user's data policy): every statement of that
+   * user's questions runs on it, whoever wrote it. Default: `db` for every user.
+   */
+  databaseFor?: (user: string, options: { team?: string }) => Promise<DatabaseConnector>;
   /** Catalog provider; called once and cached for the assistant's lifetime. */
   loadSchema: () => Promise<Schema>;
   /** Row cap per statement (default 1000). */
@@ -184,6 +189,13 @@ export class Assistant {
     return this.sessionPromise;
   }
 
+  /** The database this question's statements run on: the user's view under their data policy. */
+  private userDatabase(input: AskInput): Promise<DatabaseConnector> {
+    const { databaseFor } = this.options;
+    if (!databaseFor) return Promise.resolve(this.options.db);
+    return databaseFor(input.user, input.team !== undefined ? { team: input.team } : {});
+  }
+
   /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
   private valueHints: ValueHintSource = (table) => {
     if (this.options.valueHints) return this.options.valueHints(table);
@@ -237,7 +249,7 @@ export class Assistant {
       user: input.user,
       team: input.team,
       schema,
-      db: this.options.db,
+      db: await this.userDatabase(input),
       examples: this.options.examples,
       allowTables: this.options.allowTables,
       maxRows: this.options.maxRows ?? 1000,
@@ -333,7 +345,8 @@ export class Assistant {
     schema: Schema,
     turn: MemoryTurn | undefined,
   ): AsyncGenerator<Step, AskOutcome> {
-    const { chat, db } = this.options;
+    const { chat } = this.options;
+    const db = await this.userDatabase(input);
     const question = turn?.question ?? input.message;
     const session = await this.session();
     const candidates = await this.fewShotCandidates(input, question, turn);

@@ -62,10 +62,15 @@ export async function readPolicyCatalog(db: DatabaseConnector): Promise<PolicyCa
   const read = async (sql: string): Promise<Record<string, string | null>[]> => {
     const result = await db.execute(sql, { maxRows: CATALOG_MAX_ROWS, timeoutMs: 30_000 });
     if (result.truncated)
-      throw new SqlrecallError('internal', 'The catalog is too large to check statements against the data policy.');
+      throw new SqlrecallError(
+        'internal',
+        'The catalog is too large to check statements against the data policy.',
+      );
     const names = result.columns.map((column) => column.name);
     return result.rows.map((row) =>
-      Object.fromEntries(names.map((name, i) => [name, row[i] === null || row[i] === undefined ? null : String(row[i])])),
+      Object.fromEntries(
+        names.map((name, i) => [name, row[i] === null || row[i] === undefined ? null : String(row[i])]),
+      ),
     );
   };
   const [relationRows, functionRows, pathRows] = [
@@ -89,7 +94,11 @@ export async function readPolicyCatalog(db: DatabaseConnector): Promise<PolicyCa
     relations,
     definitions,
     parents,
-    functions: functionRows.map((row) => ({ schema: row.schema ?? '', name: row.name ?? '', body: row.body ?? '' })),
+    functions: functionRows.map((row) => ({
+      schema: row.schema ?? '',
+      name: row.name ?? '',
+      body: row.body ?? '',
+    })),
     searchPath: jsonStrings(pathRows[0]?.path ?? null),
   };
 }
@@ -130,7 +139,11 @@ export function policyCatalogCache(db: DatabaseConnector, now: () => number = Da
  * The refusal of a statement by a data policy (`policy_refused`: exit 3, HTTP 403).
  * @param reason why, naming the policy (a leading `refused: ` is dropped)
  */
-export function policyRefusal(reason: string, rule: string, policy?: string): SqlrecallError<'policy_refused'> {
+export function policyRefusal(
+  reason: string,
+  rule: string,
+  policy?: string,
+): SqlrecallError<'policy_refused'> {
   return new SqlrecallError('policy_refused', `Refused: ${reason.replace(/^refused: /, '')}`, {
     details: { rule, ...(policy !== undefined ? { policy } : {}) },
   });
@@ -207,7 +220,10 @@ export function visibleSchema(schema: Schema, policy: EffectivePolicy, catalog: 
   for (const table of tables) {
     table.foreignKeys = table.foreignKeys.filter((fk) => {
       const target = shown.get(relationKey(fk.references.schema, fk.references.table));
-      return target !== undefined && fk.references.columns.every((c) => target.columns.some((col) => col.name === c));
+      return (
+        target !== undefined &&
+        fk.references.columns.every((c) => target.columns.some((col) => col.name === c))
+      );
     });
   }
   return { ...schema, tables };

@@ -10,6 +10,7 @@ import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
+import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
@@ -43,9 +44,17 @@ export function demoDatabaseDir(config: Config): string {
   return join(config.home, 'demo-shop');
 }
 
+/** Decides one user's data policy (see {@link Runtime.setPolicyResolver}). */
+export type PolicyResolver = (user: string, options: { team?: string; admin?: boolean }) => EffectivePolicy;
+
 /** Live objects built from a configuration; `close()` releases them. */
 export class Runtime {
   private db: Promise<DatabaseConnector> | undefined;
+  private policyResolver: PolicyResolver | undefined;
+  /** The data-policy catalog facts of the open database, shared by every user's view of it. */
+  private policyCatalogs:
+    | { db: DatabaseConnector; cache: import('../databases/policed.js').PolicyCatalogCache }
+    | undefined;
   private chatModel: ChatModel | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
 
@@ -157,6 +166,37 @@ export class Runtime {
   }
 
   /**
+   * Decides each user's data policy (the policy file's resolver); without one, every user reads
+   * everything the connection's role can read.
+   */
+  setPolicyResolver(resolver: PolicyResolver | undefined): void {
+    this.policyResolver = resolver;
+  }
+
+  /** The data policy of `user` ({@link unrestrictedPolicy} when no resolver is set). */
+  policyFor(user: string, options: { team?: string; admin?: boolean } = {}): EffectivePolicy {
+    return this.policyResolver?.(user, options) ?? unrestrictedPolicy(user, options.admin ?? false);
+  }
+
+  /**
+   * The database as `user` may read it: every statement rewritten for their data policy and
+   * checked again, the catalog without what the policy hides (`databases/policed.ts`). The
+   * database itself when the policy restricts nothing.
+   * @throws as {@link database}
+   */
+  async databaseFor(
+    user: string,
+    options: { team?: string; admin?: boolean } = {},
+  ): Promise<DatabaseConnector> {
+    const db = await this.database();
+    const policy = this.policyFor(user, options);
+    if (!restrictsData(policy)) return db;
+    const { policyCatalogCache, withDataPolicy } = await import('../databases/policed.js');
+    if (this.policyCatalogs?.db !== db) this.policyCatalogs = { db, cache: policyCatalogCache(db) };
+    return withDataPolicy(db, policy, this.policyCatalogs.cache);
+  }
+
+  /**
    * The catalog of the user's database, in the configured schemas, read now (each call reads it
    * again; the Assistant keeps the one its questions use).
    * @throws SqlrecallError `config` (no database), `db_*`
@@ -252,6 +292,7 @@ export class Runtime {
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
       db,
+      databaseFor: (user, options) => this.databaseFor(user, options),
       loadSchema: () => this.catalog(),
       maxRows: this.config.maxRows,
       statementTimeoutMs: this.config.statementTimeoutMs,

@@ -128,7 +128,11 @@ const views = new WeakMap<EffectivePolicy, WeakMap<PolicyCatalog, PolicyView>>()
  * read refuses with rule `policy-internal`. A policy that restricts nothing returns the text as is.
  * @param sql one statement the guard accepted (no trailing semicolon needed)
  */
-export function rewriteForPolicy(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): PolicyRewrite {
+export function rewriteForPolicy(
+  sql: string,
+  policy: EffectivePolicy,
+  catalog: PolicyCatalog,
+): PolicyRewrite {
   if (!restrictsData(policy)) return { ok: true, sql, params: [], applied: [] };
   try {
     return rewrite(sql, policy, catalog);
@@ -328,7 +332,8 @@ export function visitRelations(root: JsonObject, visit: (node: JsonObject, sampl
       }
       if (key === 'RangeVar') {
         const name = String(child.relname ?? '');
-        const isCte = typeof child.schemaname !== 'string' && typeof child.catalogname !== 'string' && ctes.has(name);
+        const isCte =
+          typeof child.schemaname !== 'string' && typeof child.catalogname !== 'string' && ctes.has(name);
         if (!isCte) visit(child, sampled);
         continue;
       }
@@ -340,13 +345,19 @@ export function visitRelations(root: JsonObject, visit: (node: JsonObject, sampl
       if (key === 'SelectStmt' && isJsonObject(child.withClause)) {
         const withClause = child.withClause;
         const entries = (Array.isArray(withClause.ctes) ? withClause.ctes : [])
-          .map((entry) => (isJsonObject(entry) && isJsonObject(entry.CommonTableExpr) ? entry.CommonTableExpr : undefined))
+          .map((entry) =>
+            isJsonObject(entry) && isJsonObject(entry.CommonTableExpr) ? entry.CommonTableExpr : undefined,
+          )
           .filter((entry): entry is JsonObject => entry !== undefined);
         const all = new Set([...ctes, ...entries.map((entry) => String(entry.ctename ?? ''))]);
         const recursive = withClause.recursive === true;
         const seen = new Set(ctes);
         for (const entry of entries) {
-          stack.push({ value: entry.ctequery ?? null, ctes: recursive ? all : new Set(seen), sampled: false });
+          stack.push({
+            value: entry.ctequery ?? null,
+            ctes: recursive ? all : new Set(seen),
+            sampled: false,
+          });
           seen.add(String(entry.ctename ?? ''));
         }
         const { withClause: _skip, ...body } = child;
@@ -364,7 +375,12 @@ export function visitRelations(root: JsonObject, visit: (node: JsonObject, sampl
  * relation while a guarded one of the same name exists elsewhere is refused, since the server's
  * search path might pick the other.
  */
-function resolve(node: JsonObject, policy: EffectivePolicy, catalog: PolicyCatalog, view: PolicyView): string {
+function resolve(
+  node: JsonObject,
+  policy: EffectivePolicy,
+  catalog: PolicyCatalog,
+  view: PolicyView,
+): string {
   const name = String(node.relname ?? '');
   if (typeof node.catalogname === 'string')
     throw new Refusal(
@@ -414,7 +430,11 @@ function checkRelation(key: string, policy: EffectivePolicy, view: PolicyView): 
       who,
     );
   if (policy.tables !== undefined && !policy.tables.has(key))
-    throw new Refusal('policy-table', `refused: ${key} is not among the tables the data policy (${who}) lets ${policy.user} read`, who);
+    throw new Refusal(
+      'policy-table',
+      `refused: ${key} is not among the tables the data policy (${who}) lets ${policy.user} read`,
+      who,
+    );
   const base = view.tainted.get(key);
   if (base !== undefined)
     throw new Refusal(
@@ -434,7 +454,12 @@ function relationKeyOfName(word: string, view: PolicyView): string {
 // ---------------------------------------------------------------------------------------------
 // Columns, whole-row values and functions
 
-function checkColumns(stmt: JsonObject, policy: EffectivePolicy, refs: RelationRef[], view: PolicyView): void {
+function checkColumns(
+  stmt: JsonObject,
+  policy: EffectivePolicy,
+  refs: RelationRef[],
+  view: PolicyView,
+): void {
   /** Denied column → (relation key, policy) of the relations the statement reads. */
   const denied = new Map<string, { key: string; policy: string }>();
   /** Alias (or table name) → key, for policed relations with denied columns. */
@@ -443,7 +468,8 @@ function checkColumns(stmt: JsonObject, policy: EffectivePolicy, refs: RelationR
     const columns = policy.deniedColumns.get(ref.key);
     if (!columns || columns.size === 0) continue;
     aliases.set(ref.alias, ref.key);
-    for (const [column, name] of columns) if (!denied.has(column)) denied.set(column, { key: ref.key, policy: name });
+    for (const [column, name] of columns)
+      if (!denied.has(column)) denied.set(column, { key: ref.key, policy: name });
   }
   const refuseColumn = (column: string): never => {
     const hit = denied.get(column)!;
@@ -491,13 +517,17 @@ function checkColumns(stmt: JsonObject, policy: EffectivePolicy, refs: RelationR
   walk(stmt, (key, node) => {
     if (key === 'ColumnRef') {
       const fields = Array.isArray(node.fields) ? node.fields : [];
-      const star = fields.length > 0 && isJsonObject(fields[fields.length - 1]) && 'A_Star' in (fields[fields.length - 1] as JsonObject);
+      const star =
+        fields.length > 0 &&
+        isJsonObject(fields[fields.length - 1]) &&
+        'A_Star' in (fields[fields.length - 1] as JsonObject);
       const parts = (star ? fields.slice(0, -1) : fields).map(stringOf);
       if (parts.some((part) => part === undefined)) return;
       const names = parts as string[];
       if (star) {
         const qualifier = names[names.length - 1];
-        if (qualifier !== undefined && aliases.has(qualifier) && !topStars.has(node)) refuseWholeRow(qualifier);
+        if (qualifier !== undefined && aliases.has(qualifier) && !topStars.has(node))
+          refuseWholeRow(qualifier);
         return;
       }
       const column = names[names.length - 1]!;
@@ -573,7 +603,12 @@ interface Edit {
 
 const SKIPPED = new Set(['SQL_COMMENT', 'C_COMMENT']);
 
-function splice(sql: string, refs: RelationRef[], policy: EffectivePolicy, catalog: PolicyCatalog): PolicyRewrite {
+function splice(
+  sql: string,
+  refs: RelationRef[],
+  policy: EffectivePolicy,
+  catalog: PolicyCatalog,
+): PolicyRewrite {
   const bytes = Buffer.from(sql, 'utf8');
   const tokens = scanTokens(sql).filter((token) => !SKIPPED.has(token.tokenName));
   const params: string[] = [];
@@ -663,11 +698,16 @@ function spanOf(
   if (tokens[last] === undefined) throw new Error('a relation name could not be read');
   let start = tokens[i]!.start;
   let end = tokens[last]!.end;
-  const only = node.inh === false;
+  // The tree leaves `inh` out when it is false: `ONLY name`.
+  const only = node.inh !== true;
   if (only) {
     if (isWord(tokens[i - 1], 'ONLY')) {
       i -= 1;
-    } else if (tokens[i - 1]?.text === '(' && isWord(tokens[i - 2], 'ONLY') && tokens[last + 1]?.text === ')') {
+    } else if (
+      tokens[i - 1]?.text === '(' &&
+      isWord(tokens[i - 2], 'ONLY') &&
+      tokens[last + 1]?.text === ')'
+    ) {
       i -= 2;
       last += 1;
     } else {
@@ -675,8 +715,8 @@ function spanOf(
     }
     start = tokens[i]!.start;
     end = tokens[last]!.end;
-  } else if (tokens[last + 1]?.text === '*' && !isWord(tokens[last + 2], 'FROM')) {
-    // `FROM t *` (inheritance written out); `SELECT t * FROM` cannot reach here (t is a RangeVar).
+  } else if (tokens[last + 1]?.text === '*') {
+    // `FROM t *`: inheritance written out (a RangeVar is never followed by a multiplication).
     last += 1;
     end = tokens[last]!.end;
   }
@@ -705,7 +745,11 @@ function renumbered(filter: RowFilter, base: number): string {
   try {
     tokens = scanTokens(expression);
   } catch {
-    throw new Refusal('policy-filter', `refused: the row filter of ${filter.policy} is not valid SQL`, filter.policy);
+    throw new Refusal(
+      'policy-filter',
+      `refused: the row filter of ${filter.policy} is not valid SQL`,
+      filter.policy,
+    );
   }
   let depth = 0;
   for (const token of tokens) {
@@ -786,7 +830,10 @@ function verify(
   });
   if (found.size !== expected.size) throw new Error('the rewritten statement lost a policed relation');
   walk(stmts[0].stmt, (key, node) => {
-    if (key === 'ParamRef' && !(typeof node.number === 'number' && node.number >= 1 && node.number <= paramCount))
+    if (
+      key === 'ParamRef' &&
+      !(typeof node.number === 'number' && node.number >= 1 && node.number <= paramCount)
+    )
       throw new Error('a bind parameter of the rewrite has no value');
   });
 }
