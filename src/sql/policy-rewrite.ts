@@ -168,7 +168,10 @@ function rewrite(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): 
   });
   const explain = 'ExplainStmt' in stmt;
   const refs = collectRelations(stmt, policy, catalog, view);
-  const policedRefs = refs.filter((ref) => view.policed.has(ref.key));
+  // In text order: parameters are numbered, and the first offence reported, as they are written.
+  const policedRefs = refs
+    .filter((ref) => view.policed.has(ref.key))
+    .sort((a, b) => Number(a.node.location ?? 0) - Number(b.node.location ?? 0));
   if (policedRefs.length === 0) {
     checkColumns(stmt, policy, [], view);
     return { ok: true, sql, params: [], applied: [] };
