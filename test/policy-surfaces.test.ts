@@ -73,7 +73,8 @@ describe('data policy on every front end', () => {
   it("POST /api/ask runs the model's SQL under the user's policy", async () => {
     s.sqlReply = () => '```sql\nSELECT count(*) AS n FROM customers\n```';
     const answer = await post(priya, '/api/ask', { question: 'how many customers are there?' });
-    expect(JSON.stringify(answer.body)).toMatch(/"rows":\[\[2\]\]/);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(JSON.stringify(answer.body)).toMatch(/"rows":\[\["2"\]\]/);
     s.sqlReply = () => '```sql\nSELECT row_to_json(o) FROM orders o\n```';
     const refused = await post(priya, '/api/ask', { question: 'show every order as JSON' });
     expect(refused.status).toBe(403);
@@ -84,7 +85,7 @@ describe('data policy on every front end', () => {
   it('the sql use case (CLI and MCP) runs as the configured user', async () => {
     const runtime = sqlRuntimeOf(s.runtime);
     const run = await runSql({ sql: 'SELECT count(*) FROM customers', user: 'priya' }, runtime);
-    expect(run.result.rows).toEqual([[2]]);
+    expect(run.result.rows).toEqual([['2']]);
     await expect(
       runSql({ sql: 'SELECT total_amount FROM orders', user: 'priya' }, runtime),
     ).rejects.toMatchObject({ code: 'policy_refused', exitCode: 3 });
