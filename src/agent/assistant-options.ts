@@ -22,6 +22,11 @@ export interface AssistantOptions {
    */
   modelStartHint?: string;
   db: DatabaseConnector;
+  /**
+   * The database as one user may read it (under that user's data policy): every statement of that
+   * user's questions runs on it, whoever wrote it. Default: `db` for every user.
+   */
+  databaseFor?: (user: string, options: { team?: string }) => Promise<DatabaseConnector>;
   /** Catalog provider; called once and cached for the assistant's lifetime. */
   loadSchema: () => Promise<Schema>;
   /** Row cap per statement (default 1000). */

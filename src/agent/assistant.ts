@@ -89,35 +89,52 @@ export class Assistant {
     // Every surface checks the question before any model call (empty or over the documented limit).
     checkQuestion(input.message);
     const { schema } = await this.schema();
-    if (input.noModel) return yield* this.withoutModel(input, schema, '--no-model', undefined);
+    const options = await this.userOptions(input);
+    if (input.noModel) return yield* this.withoutModel(options, input, schema, '--no-model', undefined);
     try {
-      return yield* this.withModel(input, schema);
+      return yield* this.withModel(options, input, schema);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (this.options.fallback === false || typeof code !== 'string' || !MODEL_DOWN.has(code)) throw error;
-      return yield* this.withoutModel(input, schema, `the model is not available (${code})`, error);
+      return yield* this.withoutModel(options, input, schema, `the model is not available (${code})`, error);
     }
+  }
+
+  /**
+   * The options of one message: every statement of it (model-written, repaired, an example or
+   * rule answer) runs on the database as its user may read it, under that user's data policy.
+   */
+  private async userOptions(input: AskInput): Promise<AssistantOptions> {
+    const { databaseFor } = this.options;
+    if (!databaseFor) return this.options;
+    const db = await databaseFor(input.user, input.team !== undefined ? { team: input.team } : {});
+    return { ...this.options, db };
   }
 
   /** Answers from a saved example or a rule (see `without-model.ts`). */
   private withoutModel(
+    options: AssistantOptions,
     input: AskInput,
     schema: Schema,
     why: string,
     modelError: unknown,
   ): AsyncGenerator<Step, AskOutcome> {
-    return answerFromSavedWork(this.options, this.valueHints, input, schema, why, modelError);
+    return answerFromSavedWork(options, this.valueHints, input, schema, why, modelError);
   }
 
   /** The pipeline with the model (memory turn, generation, answer). */
-  private async *withModel(input: AskInput, schema: Schema): AsyncGenerator<Step, AskOutcome> {
+  private async *withModel(
+    options: AssistantOptions,
+    input: AskInput,
+    schema: Schema,
+  ): AsyncGenerator<Step, AskOutcome> {
     const turn = await this.options.memory?.begin({ ...input, schema });
     if (turn)
       yield { type: 'classified', kind: turn.classification.kind, source: turn.classification.source };
     if (turn?.reply) return yield* replyWithoutSql(input.message, turn);
     try {
       return yield* runQuestionTurn(
-        { options: this.options, session: () => this.session(), valueHints: this.valueHints },
+        { options, session: () => this.session(), valueHints: this.valueHints },
         input,
         schema,
         turn,

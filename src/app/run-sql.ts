@@ -28,6 +28,11 @@ export interface SqlLimits {
 export interface SqlRuntime {
   /** The user's database (behind the function policy); opened only for a statement the guard accepts. */
   database(): Promise<DatabaseConnector>;
+  /**
+   * The database as one user may read it, under that user's data policy; used when the request
+   * names its user. Absent: {@link SqlRuntime.database} for everyone.
+   */
+  databaseFor?(user: string, options: { team?: string }): Promise<DatabaseConnector>;
   /** The catalog; read only when a check needs it (an allowlist, or a name the database does not know). */
   catalog(): Promise<Schema>;
   limits: SqlLimits;
@@ -50,10 +55,14 @@ export function sqlLimitsOf(config: Config): SqlLimits {
 export function sqlRuntimeOf(runtime: {
   config: Config;
   database(): Promise<DatabaseConnector>;
+  databaseFor?(user: string, options: { team?: string }): Promise<DatabaseConnector>;
 }): SqlRuntime {
   const schemas = runtime.config.schemas;
   return {
     database: () => runtime.database(),
+    ...(runtime.databaseFor
+      ? { databaseFor: (user: string, options: { team?: string }) => runtime.databaseFor!(user, options) }
+      : {}),
     catalog: async () =>
       (await runtime.database()).introspect({ schemas: schemas.length ? schemas : undefined }),
     limits: sqlLimitsOf(runtime.config),
@@ -66,6 +75,10 @@ export interface RunSqlRequest {
   sql: string;
   /** Aborting it cancels the running statement on the server. */
   signal?: AbortSignal;
+  /** Whose statement it is: it runs under that user's data policy (see {@link SqlRuntime.databaseFor}). */
+  user?: string;
+  /** The user's team, for the policy of a user the policy file does not name. */
+  team?: string;
 }
 
 /** A statement that ran: as the guard normalised it, and its rows. */
@@ -84,7 +97,10 @@ export interface SqlRun {
 export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<SqlRun> {
   const { limits } = runtime;
   return runCheckedSql({
-    db: () => runtime.database(),
+    db: () =>
+      request.user !== undefined && runtime.databaseFor
+        ? runtime.databaseFor(request.user, request.team !== undefined ? { team: request.team } : {})
+        : runtime.database(),
     sql: request.sql,
     schema: () => runtime.catalog(),
     allowTables: limits.allowTables,

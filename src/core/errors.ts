@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'usage'
   | 'config'
   | 'guard_refused'
+  | 'policy_refused'
   | 'sql_not_found'
   | 'db_unreachable'
   | 'db_query'
@@ -42,6 +43,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { exitCode: number; httpSta
   usage: { exitCode: 2, httpStatus: 400 },
   config: { exitCode: 2, httpStatus: 500 },
   guard_refused: { exitCode: 3, httpStatus: 422 },
+  // A data policy keeps the statement from this user: refused like the guard's, but forbidden.
+  policy_refused: { exitCode: 3, httpStatus: 403 },
   // The model produced text without a usable SQL statement: "unusable output" (exit 5).
   sql_not_found: { exitCode: 5, httpStatus: 502 },
   db_unreachable: { exitCode: 4, httpStatus: 503 },
@@ -142,6 +145,12 @@ export interface ErrorDetailsByCode {
     rule?: string;
     /** The refused statement. */
     sql?: string;
+  };
+  policy_refused: CommonErrorDetails & {
+    /** Id of the policy rule that refused (`policy-column`, `policy-table`, …). */
+    rule?: string;
+    /** The policy entry that refused (`team sales`). */
+    policy?: string;
   };
   sql_not_found: CommonErrorDetails & {
     /** The model's reply without SQL, at most 500 characters. */

@@ -129,6 +129,11 @@ export interface QueryResult {
   /** Why the rows stop early (set only when `truncated`): the row cap or the byte budget. */
   truncatedReason?: 'max_rows' | 'max_bytes';
   durationMs: number;
+  /**
+   * What a data policy enforced on the statement (`rows of public.orders (team sales)`), set by
+   * the policy decorator when it changed the statement; absent otherwise.
+   */
+  policies?: readonly string[];
 }
 
 /** Options of {@link DatabaseConnector.execute}. */
@@ -146,6 +151,11 @@ export interface ExecuteOptions {
   maxBytes?: number;
   /** Aborting cancels the running statement on the server (pg_cancel_backend). */
   signal?: AbortSignal;
+  /**
+   * Bind values of `$1`, `$2`, … in the statement, as text (the data policy's attribute values;
+   * see `databases/policed.ts`). Default none.
+   */
+  params?: readonly string[];
 }
 
 /** Default byte budget of one result (64 MiB, sized for a laptop). */

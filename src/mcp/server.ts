@@ -281,7 +281,15 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      const run = await runSql({ sql: args.sql, signal }, sqlRuntimeOf(runtime));
+      const run = await runSql(
+        {
+          sql: args.sql,
+          signal,
+          user: config.user,
+          ...(config.team !== undefined ? { team: config.team } : {}),
+        },
+        sqlRuntimeOf(runtime),
+      );
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );

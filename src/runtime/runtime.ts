@@ -12,7 +12,7 @@ import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import type { PolicyUserContext } from '../policy/resolve.js';
 import type { PolicyEvent, PolicySource } from '../policy/source.js';
-import { type EffectivePolicy, unrestrictedPolicy } from '../policy/types.js';
+import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
@@ -46,9 +46,17 @@ export function demoDatabaseDir(config: Config): string {
   return join(config.home, 'demo-shop');
 }
 
+/** Decides one user's data policy (see {@link Runtime.setPolicyResolver}). */
+export type PolicyResolver = (user: string, options: { team?: string; admin?: boolean }) => EffectivePolicy;
+
 /** Live objects built from a configuration; `close()` releases them. */
 export class Runtime {
   private db: Promise<DatabaseConnector> | undefined;
+  private policyResolver: PolicyResolver | undefined;
+  /** The data-policy catalog facts of the open database, shared by every user's view of it. */
+  private policyCatalogs:
+    | { db: DatabaseConnector; cache: import('../databases/policed.js').PolicyCatalogCache }
+    | undefined;
   private chatModel: ChatModel | undefined;
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
   private policies: Promise<PolicySource> | undefined;
@@ -162,6 +170,32 @@ export class Runtime {
   }
 
   /**
+   * Replaces the policy file as the source of each user's data policy (an embedding application,
+   * or a test); `undefined` goes back to the policy file.
+   */
+  setPolicyResolver(resolver: PolicyResolver | undefined): void {
+    this.policyResolver = resolver;
+  }
+
+  /**
+   * The database as `user` may read it: every statement rewritten for their data policy and
+   * checked again, the catalog without what the policy hides (`databases/policed.ts`). The
+   * database itself when the policy restricts nothing.
+   * @throws as {@link database}
+   */
+  async databaseFor(
+    user: string,
+    options: { team?: string; admin?: boolean } = {},
+  ): Promise<DatabaseConnector> {
+    const db = await this.database();
+    const policy = await this.policyFor(user, options);
+    if (!restrictsData(policy)) return db;
+    const { policyCatalogCache, withDataPolicy } = await import('../databases/policed.js');
+    if (this.policyCatalogs?.db !== db) this.policyCatalogs = { db, cache: policyCatalogCache(db) };
+    return withDataPolicy(db, policy, this.policyCatalogs.cache);
+  }
+
+  /**
    * The catalog of the user's database, in the configured schemas, read now (each call reads it
    * again; the Assistant keeps the one its questions use).
    * @throws SqlrecallError `config` (no database), `db_*`
@@ -257,6 +291,7 @@ export class Runtime {
       memory: memory ? createMemoryHook({ service: memory.service, chat: this.chat() }) : undefined,
       chat: this.chat(),
       db,
+      databaseFor: (user, options) => this.databaseFor(user, options),
       loadSchema: () => this.catalog(),
       maxRows: this.config.maxRows,
       statementTimeoutMs: this.config.statementTimeoutMs,
@@ -313,6 +348,7 @@ export class Runtime {
    *   this process started (nobody reads unrestricted because of a broken file)
    */
   async policyFor(user: string, context: PolicyUserContext = {}): Promise<EffectivePolicy> {
+    if (this.policyResolver) return this.policyResolver(user, context);
     const source = await this.policySource();
     if (!source) return unrestrictedPolicy(user, context.admin ?? false);
     const [document, { effectivePolicy }] = await Promise.all([

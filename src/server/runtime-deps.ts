@@ -71,6 +71,7 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     },
     sql: {
       database: () => runtime.database(),
+      databaseFor: (user, options) => runtime.databaseFor(user, options),
       // The question pipeline's catalog (read once, renewed by a schema refresh): edited SQL and
       // questions see the same tables.
       catalog: () => deps.schema.catalog(),

@@ -11,7 +11,7 @@
  * This module builds the probe and reads the tree; `function-policy.ts` judges what it finds.
  */
 import type { JsonObject } from '../core/json.js';
-import { parseTree } from './parse-tree.js';
+import { parseTree, scanTokens } from './parse-tree.js';
 
 /** The name of the temporary view of the probe (gone with the rollback). */
 export const PROBE_VIEW = 'sqlrecall_guard_probe';
@@ -32,13 +32,32 @@ export const FIRST_USER_OID = 16384;
  * @throws Error when the statement to analyse cannot be isolated (callers fall back: fail closed)
  */
 export function probeStatements(sql: string): string[] {
-  const inner = analysedText(sql);
+  const inner = withoutParams(analysedText(sql));
   return [
     `CREATE TEMP VIEW ${PROBE_VIEW} AS SELECT 1 FROM (\n${inner}\n) AS sqlrecall_probe_s`,
     `SELECT r.ev_action::text AS tree, r.ev_class::oid::text AS view
        FROM pg_catalog.pg_rewrite r
       WHERE r.ev_class = 'pg_temp.${PROBE_VIEW}'::pg_catalog.regclass`,
   ];
+}
+
+/**
+ * `text` with every bind parameter (`$1`) written as `NULL`: a view cannot hold parameters, and the
+ * data policy's rewrite binds its attribute values as parameters. Both are of unknown type until
+ * the context resolves them, so the analysis resolves the same functions and operators.
+ */
+function withoutParams(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  const pieces: string[] = [];
+  let at = 0;
+  for (const token of scanTokens(text)) {
+    if (!/^\$\d+$/.test(token.text)) continue;
+    pieces.push(bytes.subarray(at, token.start).toString('utf8'), 'NULL');
+    at = token.end;
+  }
+  if (pieces.length === 0) return text;
+  pieces.push(bytes.subarray(at).toString('utf8'));
+  return pieces.join('');
 }
 
 /** The text to analyse: the statement itself, or the statement an EXPLAIN explains. */

@@ -49,12 +49,21 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
     // The database opens only for a statement the guard accepts (or to resolve an allowlist).
     const settings = config;
     const run = await runSqlUseCase(
-      { sql, signal: interrupt.signal },
+      {
+        sql,
+        signal: interrupt.signal,
+        user: settings.user,
+        ...(settings.team !== undefined ? { team: settings.team } : {}),
+      },
       sqlRuntimeOf({
         config: settings,
         database: () => {
           runtime ??= new Runtime(settings);
           return runtime.database();
+        },
+        databaseFor: (user, options) => {
+          runtime ??= new Runtime(settings);
+          return runtime.databaseFor(user, options);
         },
       }),
     );

@@ -103,8 +103,8 @@ function instanceConnector(
                 await tx.exec(['SET TRANSACTION READ ONLY', ...settings].join('; '));
               },
               // Protocol bytes through the wire gate: a row past the budget is never decoded.
-              queryRaw: (text, limitBytes = MAX_DECODED_ROW_BYTES): Promise<RawResult> =>
-                queryRawStreamed(db, text, limitBytes),
+              queryRaw: (text, limitBytes = MAX_DECODED_ROW_BYTES, params): Promise<RawResult> =>
+                queryRawStreamed(db, text, limitBytes, params),
               rollback: () => tx.rollback(),
             };
             return executeReadOnly(session, sql, executeOptions, types, false);

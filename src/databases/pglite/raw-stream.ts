@@ -73,16 +73,21 @@ function protocol(): Promise<Protocol> {
 }
 
 /**
- * Runs ONE statement on the extended protocol (Parse, Bind, Describe, Execute, Sync), rows as the
- * server's text, with rows past `limitBytes` held back before decoding (see `RawResult.heldBack`).
+ * Runs ONE statement on the extended protocol (Parse, Bind with `params` as text, Describe,
+ * Execute, Sync), rows as the server's text, with rows past `limitBytes` held back before decoding (see `RawResult.heldBack`).
  * Inside the caller's transaction; the caller holds the instance (its gate or a private instance).
  * @throws PGlite's `DatabaseError` (with `code`, SQLSTATE) for an error of the statement
  */
-export async function queryRawStreamed(db: PGlite, text: string, limitBytes: number): Promise<RawResult> {
+export async function queryRawStreamed(
+  db: PGlite,
+  text: string,
+  limitBytes: number,
+  params: readonly string[] = [],
+): Promise<RawResult> {
   const { serialize, Parser } = await protocol();
   const parts = [
     serialize.parse({ text }),
-    serialize.bind({}),
+    serialize.bind(params.length > 0 ? { values: [...params] } : {}),
     serialize.describe({ type: 'P' }),
     serialize.execute({}),
     serialize.sync(),

@@ -206,9 +206,10 @@ export function createPostgresConnector(options: PostgresConnectorOptions): Data
         begin: async (settings) => {
           await client.query(['BEGIN TRANSACTION READ ONLY', ...settings].join('; '));
         },
-        queryRaw: async (text, limitBytes = MAX_DECODED_ROW_BYTES): Promise<RawResult> => {
+        queryRaw: async (text, limitBytes = MAX_DECODED_ROW_BYTES, params): Promise<RawResult> => {
           const config: ExtendedQueryConfig = {
             text,
+            ...(params && params.length > 0 ? { values: [...params] } : {}),
             rowMode: 'array',
             types: RAW_TYPES,
             queryMode: 'extended',

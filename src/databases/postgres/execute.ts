@@ -35,7 +35,7 @@ export interface ReadOnlySession extends Queryable {
    * (bytes of their values, counted on the wire before decoding; default: only the driver's own
    * ceiling, `MAX_DECODED_ROW_BYTES`) are not decoded: see {@link RawResult.heldBack}.
    */
-  queryRaw(sql: string, limitBytes?: number): Promise<RawResult>;
+  queryRaw(sql: string, limitBytes?: number, params?: readonly string[]): Promise<RawResult>;
   /** Ends the transaction without committing anything. */
   rollback(): Promise<void>;
 }
@@ -242,10 +242,10 @@ export async function executeReadOnly(
   let gathered: Gathered;
   try {
     if (isCursorable(sql)) {
-      await session.queryRaw(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${sql}`);
+      await session.queryRaw(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${sql}`, undefined, options.params);
       gathered = await gather(session, maxRows, maxBytes, options.signal);
     } else {
-      const raw = await session.queryRaw(sql, maxBytes);
+      const raw = await session.queryRaw(sql, maxBytes, options.params);
       gathered = { fields: raw.fields, rows: [], ...(raw.heldBack ? { heldBack: raw.heldBack } : {}) };
       let bytes = 0;
       for (const row of raw.rows) {

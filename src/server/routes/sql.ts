@@ -57,13 +57,23 @@ const route = createRoute({
 /** Registers `POST /api/sql`. */
 export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(route, async (c) => {
-    c.get('principal'); // signed in (the auth middleware already refused anyone else)
+    // Signed in (the auth middleware already refused anyone else); the statement runs under the
+    // principal's data policy.
+    const principal = c.get('principal');
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
     // The published schema describes exactly the SQL document (checked here at compile time).
     const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
-      await runSql({ sql, signal: controller.signal }, deps.sql),
+      await runSql(
+        {
+          sql,
+          signal: controller.signal,
+          user: principal.user,
+          ...(principal.team !== undefined ? { team: principal.team } : {}),
+        },
+        deps.sql,
+      ),
     );
     return c.json(doc, 200);
   });
