@@ -167,9 +167,17 @@ export interface IntrospectOptions {
   schemas?: string[];
 }
 
+/**
+ * Database engines a connector may speak. Only `postgres` (a server, or embedded PGlite) is
+ * built today; the others name the engines whose connectors are sibling folders of
+ * `src/databases/postgres`, so code that switches on the dialect is checked for them.
+ */
+export type DatabaseDialectName = 'postgres' | 'mysql' | 'sqlite' | 'duckdb';
+
 /** A connection to the user's database. */
 export interface DatabaseConnector {
-  readonly dialect: 'postgres';
+  /** The engine's SQL dialect. */
+  readonly dialect: DatabaseDialectName;
   /** The connection target with any password masked, safe to print. */
   readonly displayName: string;
   /** Checks that the database answers. @throws SqlrecallError `db_unreachable` */

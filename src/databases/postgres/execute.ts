@@ -1,5 +1,5 @@
 /**
- * The read-only execution recipe shared by both connectors: one READ ONLY transaction with a
+ * The read-only execution recipe of the PostgreSQL dialect, whatever the driver: one READ ONLY transaction with a
  * statement timeout, the statement behind a NO SCROLL cursor whose rows are fetched in batches under
  * the row cap and the byte budget (the rest never leaves the server), values converted from their text
  * form, and ROLLBACK always.
@@ -7,7 +7,7 @@
 import { SqlrecallError } from '../../core/errors.js';
 import { DEFAULT_MAX_RESULT_BYTES, type ExecuteOptions, type QueryResult } from '../../core/ports.js';
 import { guardRefusal } from '../../core/refusal.js';
-import type { Queryable } from './queryable.js';
+import type { DriverSession } from '../engine.js';
 import type { TypeNameCache } from './type-names.js';
 import { convertValue } from './values.js';
 import type { HeldBack } from './wire-gate.js';
@@ -23,21 +23,17 @@ export interface RawResult {
   heldBack?: HeldBack;
 }
 
-/** One connection inside one transaction, as each driver provides it. */
-export interface ReadOnlySession extends Queryable {
-  /**
-   * Opens the READ ONLY transaction and applies `settings` (our own fixed `SET LOCAL …`
-   * statements) in one round trip.
-   */
-  begin(settings: string[]): Promise<void>;
+/**
+ * A PostgreSQL driver's session (`pg` pooled connection, PGlite transaction, shared-socket client):
+ * the engine-neutral {@link DriverSession} plus raw-text reads under a byte budget.
+ */
+export interface PgSession extends DriverSession {
   /**
    * Runs ONE statement on the extended query protocol; values as raw text. Rows past `limitBytes`
    * (bytes of their values, counted on the wire before decoding; default: only the driver's own
    * ceiling, `MAX_DECODED_ROW_BYTES`) are not decoded: see {@link RawResult.heldBack}.
    */
   queryRaw(sql: string, limitBytes?: number, params?: readonly string[]): Promise<RawResult>;
-  /** Ends the transaction without committing anything. */
-  rollback(): Promise<void>;
 }
 
 /** Cursor name used for every statement (one cursor per transaction). */
@@ -118,14 +114,40 @@ export function sessionSettings(timeoutMs: number, enforceTimeout: boolean): str
 }
 
 /**
+ * The statements that open the transaction of one execution (after the driver's `BEGIN`): READ
+ * ONLY, then {@link sessionSettings}.
+ */
+export function readOnlyTransaction(timeoutMs: number, enforceTimeout: boolean): string[] {
+  return ['SET TRANSACTION READ ONLY', ...sessionSettings(timeoutMs, enforceTimeout)];
+}
+
+/**
+ * The statements that open the guard's analysis transaction: READ WRITE (a temporary view needs
+ * it; the transaction is always rolled back), the {@link PARSING_SETTINGS} and the timeout.
+ */
+export function analysisTransaction(timeoutMs: number, enforceTimeout: boolean): string[] {
+  const ms = Math.max(1, Math.round(timeoutMs));
+  return [
+    'SET TRANSACTION READ WRITE',
+    ...PARSING_SETTINGS,
+    ...(enforceTimeout ? [`SET LOCAL statement_timeout = ${ms}`] : []),
+  ];
+}
+
+/** The statements that open a catalog read: one snapshot for every query, read-only. */
+export const SNAPSHOT_TRANSACTION: readonly string[] = [
+  'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY',
+];
+
+/**
  * Opens the transaction with `settings`; when the server will not take one of the
  * {@link PARSING_SETTINGS}, the statement is refused (what the server would read might differ
  * from what the guard checked) instead of running under the database's own setting.
  * @throws SqlrecallError `guard_refused` (rule `parsing-settings`) when a parsing setting is refused
  */
 export async function beginForced(
-  session: Pick<ReadOnlySession, 'begin'>,
-  settings: string[],
+  session: Pick<DriverSession, 'begin'>,
+  settings: readonly string[],
 ): Promise<void> {
   try {
     await session.begin(settings);
@@ -186,7 +208,7 @@ interface Gathered {
  * `maxBytes`. The server keeps the rest; the rollback closes the cursor.
  */
 async function gather(
-  session: ReadOnlySession,
+  session: PgSession,
   maxRows: number,
   maxBytes: number,
   signal: AbortSignal | undefined,
@@ -223,22 +245,21 @@ async function gather(
  * (`options.maxRows`) and the byte budget (`options.maxBytes`, default
  * {@link DEFAULT_MAX_RESULT_BYTES}). Driver errors propagate as thrown (the connector maps them);
  * the transaction is rolled back in every case.
- * @param session a connection (see {@link ReadOnlySession})
+ * @param session a connection (see {@link PgSession}); `statement_timeout` is set only when it
+ *   {@link DriverSession.enforcesTimeout} (PGlite does not)
  * @param types the connector's type-name cache
- * @param enforceTimeout false for PGlite, which does not enforce `statement_timeout`
  * @throws SqlrecallError `result_too_large` when not even the first row fits in the byte budget
  */
 export async function executeReadOnly(
-  session: ReadOnlySession,
+  session: PgSession,
   sql: string,
   options: ExecuteOptions,
   types: TypeNameCache,
-  enforceTimeout: boolean,
 ): Promise<QueryResult> {
   const maxRows = Math.max(0, Math.floor(options.maxRows));
   const maxBytes = Math.max(0, Math.floor(options.maxBytes ?? DEFAULT_MAX_RESULT_BYTES));
   const started = performance.now();
-  await beginForced(session, sessionSettings(options.timeoutMs, enforceTimeout));
+  await beginForced(session, readOnlyTransaction(options.timeoutMs, session.enforcesTimeout));
   let gathered: Gathered;
   try {
     if (isCursorable(sql)) {

@@ -1,10 +1,5 @@
 /**
- * The smallest interface both drivers satisfy, so introspection and type look-ups run the very
- * same SQL on pg and on PGlite.
+ * The smallest interface every PostgreSQL driver satisfies, so introspection and type look-ups run
+ * the very same SQL on pg and on PGlite (declared engine-neutral in `../engine.ts`).
  */
-
-/** Anything that runs a parameterised catalog query (pg client or pool, PGlite, a PGlite transaction). */
-export interface Queryable {
-  /** Runs one statement with `$n` parameters; rows as objects keyed by column name. */
-  query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
-}
+export type { Queryable } from '../engine.js';
