@@ -12,11 +12,14 @@ import type { AppliedMemory, AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
 import { type DatabaseSession, postgresDialect } from '../databases/postgres/dialect.js';
 import type { ValueHint } from '../linking/documents.js';
-import { createValueSampler } from '../linking/value-hints.js';
+import { createValueSampler, type ValueSampler } from '../linking/value-hints.js';
+import { indexVisibility } from '../linking/visibility.js';
 import type { RecalledMemory } from '../memory/recall.js';
+import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
+import { policyKey, rowFilterSql, rowFiltersOf, visibleSchema, visibleTable } from '../policy/visibility.js';
 import { writeAnswer } from './answer.js';
-import { type ContextPlanner, wholeSchemaPlanner } from './context.js';
-import type { ValueHintSource } from './empty-check.js';
+import { type ContextExtras, type ContextPlanner, wholeSchemaPlanner } from './context.js';
+import { createColumnSampler, type ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
 import {
   coveredByLinkedTables,
@@ -127,6 +130,14 @@ export interface AskInput {
    * `SQLRECALL_TZ`, else the process's zone (see `memory/expiry.ts`).
    */
   timeZone?: string;
+  /**
+   * The user's data policy: the prompt, schema linking, value hints and name suggestions see only
+   * the relations and columns it lets the user read, value hints come from the rows the user may
+   * see, and with `rowsToModel: false` (privacy mode) no value read from the database reaches the
+   * model. Enforcing it on the statements that run is the database connector's job. Default:
+   * nothing restricted.
+   */
+  policy?: EffectivePolicy;
 }
 
 /** Default of {@link AssistantOptions.fewShotMax}: 3 examples. */
@@ -141,11 +152,33 @@ function promptExample(c: SimilarExample): PromptExample {
 /** Model errors after which the question is answered without the model, if an example or rule fits. */
 const MODEL_DOWN = new Set(['model_unreachable', 'model_missing', 'model_timeout']);
 
+/** One user's view of the catalog for one question (see {@link AskInput.policy}). */
+interface UserView {
+  /** The whole catalog (what the shared schema index is synced with). */
+  catalog: Schema;
+  policy: EffectivePolicy;
+  /** The part of the catalog the user may see. */
+  schema: Schema;
+  /** Value hints as the user may see them. */
+  hints: ValueHintSource;
+}
+
+/**
+ * The planner's extras for `view`: when a policy restricts what the user sees, or privacy mode
+ * is on, the shared index is read through the user's view of it.
+ */
+function planExtras(view: UserView): ContextExtras {
+  if (!restrictsData(view.policy) && view.policy.rowsToModel) return {};
+  return { visibility: indexVisibility(view.catalog, view.policy, (table) => view.hints(table)) };
+}
+
 /** Answers questions about one database. */
 export class Assistant {
   private schemaPromise: Promise<{ schema: Schema }> | undefined;
   private sessionPromise: Promise<DatabaseSession> | undefined;
   private readonly hintCache = new Map<string, Promise<ValueHint[]>>();
+  /** Value hints sampled from the rows a row policy leaves a user, per catalog, policy and table. */
+  private filteredHints = new WeakMap<Schema, Map<string, Promise<ValueHint[]>>>();
 
   constructor(private readonly options: AssistantOptions) {}
 
@@ -197,6 +230,45 @@ export class Assistant {
   };
 
   /**
+   * Value hints as `policy`'s user may see them: none for a relation outside the allow-list, none
+   * of a denied column, and for a row-filtered table values sampled only from the rows that pass
+   * the filter (cached per catalog, policy and table; a filter that cannot be written gives enum
+   * labels only, fail closed).
+   */
+  private hintsFor(catalog: Schema, policy: EffectivePolicy): ValueHintSource {
+    if (!restrictsData(policy)) return this.valueHints;
+    const filtered = this.filteredSamplerFor(catalog, policy);
+    return async (table) => {
+      const visible = visibleTable(policy, table);
+      if (!visible) return [];
+      const columns = new Set(visible.columns.map((c) => c.name));
+      const hints = rowFiltersOf(policy, visible).length > 0 ? filtered(visible) : this.valueHints(table);
+      return (await hints).filter((h) => columns.has(h.column));
+    };
+  }
+
+  /** A sampler of the rows `policy` leaves its user, cached per catalog, policy and table. */
+  private filteredSamplerFor(catalog: Schema, policy: EffectivePolicy): ValueSampler {
+    let cache = this.filteredHints.get(catalog);
+    if (!cache) {
+      cache = new Map();
+      this.filteredHints.set(catalog, cache);
+    }
+    const store = cache;
+    const key = policyKey(policy);
+    const sample = createValueSampler(this.options.db, { rowFilter: (t) => rowFilterSql(policy, t) });
+    return (table) => {
+      const id = `${key}\u0000${table.schema}.${table.name}`;
+      let hints = store.get(id);
+      if (!hints) {
+        hints = sample(table);
+        store.set(id, hints);
+      }
+      return hints;
+    };
+  }
+
+  /**
    * Runs the pipeline for one message, yielding steps; the last step is always `done`.
    * @throws SqlrecallError `guard_refused` (the model's SQL was refused), `sql_not_found`,
    *   `model_*`, `db_*` — thrown after the steps that led to it were yielded.
@@ -204,14 +276,22 @@ export class Assistant {
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
     // Every surface checks the question before any model call (empty or over the documented limit).
     checkQuestion(input.message);
-    const { schema } = await this.schema();
-    if (input.noModel) return yield* this.withoutModel(input, schema, '--no-model', undefined);
+    const { schema: catalog } = await this.schema();
+    const policy = input.policy ?? unrestrictedPolicy(input.user);
+    // Every stage below sees the user's part of the catalog only (prompt, linking, suggestions).
+    const view: UserView = {
+      catalog,
+      policy,
+      schema: visibleSchema(catalog, policy),
+      hints: this.hintsFor(catalog, policy),
+    };
+    if (input.noModel) return yield* this.withoutModel(input, view, '--no-model', undefined);
     try {
-      return yield* this.withModel(input, schema);
+      return yield* this.withModel(input, view);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (this.options.fallback === false || typeof code !== 'string' || !MODEL_DOWN.has(code)) throw error;
-      return yield* this.withoutModel(input, schema, `the model is not available (${code})`, error);
+      return yield* this.withoutModel(input, view, `the model is not available (${code})`, error);
     }
   }
 
@@ -221,13 +301,18 @@ export class Assistant {
    */
   private async *withoutModel(
     input: AskInput,
-    schema: Schema,
+    view: UserView,
     why: string,
     modelError: unknown,
   ): AsyncGenerator<Step, AskOutcome> {
+    const schema = view.schema;
     // The schema linker's tables for the question (lexical when the embedding model is down too);
     // a planner failure leaves every table linked, the example's own tables are still checked.
-    const linkedTables = await (this.options.planContext ?? wholeSchemaPlanner)(input.message, schema).then(
+    const linkedTables = await (this.options.planContext ?? wholeSchemaPlanner)(
+      input.message,
+      schema,
+      planExtras(view),
+    ).then(
       (context) => context.tables,
       () => undefined,
     );
@@ -246,7 +331,7 @@ export class Assistant {
       reuse: this.options.reuse,
       ...(this.options.preferences ? { preferences: this.options.preferences } : {}),
       ...(input.without ? { without: input.without } : {}),
-      valueHints: this.valueHints,
+      valueHints: view.hints,
     });
     const startHint = this.options.modelStartHint;
     if (!found) throw modelNeededError(why, modelError, undefined, startHint);
@@ -276,6 +361,7 @@ export class Assistant {
       path: found.path,
       ...(found.exampleId ? { exampleId: found.exampleId } : {}),
       ...(input.conversationId !== undefined ? { conversationId: input.conversationId } : {}),
+      ...(view.policy.rowsToModel ? {} : { privacyMode: true }),
     };
     yield { type: 'done', outcome };
     return outcome;
@@ -314,13 +400,13 @@ export class Assistant {
   }
 
   /** The pipeline with the model (memory turn, generation, answer). */
-  private async *withModel(input: AskInput, schema: Schema): AsyncGenerator<Step, AskOutcome> {
-    const turn = await this.options.memory?.begin({ ...input, schema });
+  private async *withModel(input: AskInput, view: UserView): AsyncGenerator<Step, AskOutcome> {
+    const turn = await this.options.memory?.begin({ ...input, schema: view.schema });
     if (turn)
       yield { type: 'classified', kind: turn.classification.kind, source: turn.classification.source };
     if (turn?.reply) return yield* replyWithoutSql(input.message, turn);
     try {
-      return yield* this.answer(input, schema, turn);
+      return yield* this.answer(input, view, turn);
     } catch (error) {
       await turn?.abandon(); // the instruction part of the message is still learned
       throw error;
@@ -330,20 +416,21 @@ export class Assistant {
   /** The question pipeline proper: plan, generate, check, execute, explain, then finish the memory turn. */
   private async *answer(
     input: AskInput,
-    schema: Schema,
+    view: UserView,
     turn: MemoryTurn | undefined,
   ): AsyncGenerator<Step, AskOutcome> {
     const { chat, db } = this.options;
+    const { schema, policy } = view;
+    const privacy = !policy.rowsToModel;
     const question = turn?.question ?? input.message;
     const session = await this.session();
     const candidates = await this.fewShotCandidates(input, question, turn);
     const maxExampleTokens = this.options.fewShotMaxTokens ?? DEFAULT_FEW_SHOT_MAX_TOKENS;
     const reserved = estimateTokens(renderExamplesBlock(candidates.map(promptExample), maxExampleTokens));
-    const context = await (this.options.planContext ?? wholeSchemaPlanner)(
-      question,
-      schema,
-      candidates.length > 0 ? { reservedTokens: reserved } : undefined,
-    );
+    const context = await (this.options.planContext ?? wholeSchemaPlanner)(question, schema, {
+      ...planExtras(view),
+      ...(candidates.length > 0 ? { reservedTokens: reserved } : {}),
+    });
     // Only examples whose SQL reads tables the linker chose for this question are shown.
     const relevant = await coveredByLinkedTables(candidates, context.tables, schema);
     const examplesText = renderExamplesBlock(relevant.map(promptExample), maxExampleTokens);
@@ -390,7 +477,11 @@ export class Assistant {
         maxRepairs: this.options.maxRepairs ?? 2,
         maxTokens: this.options.sqlMaxTokens ?? 1024,
         signal: input.signal,
-        valueHints: this.valueHints,
+        valueHints: view.hints,
+        ...(restrictsData(policy)
+          ? { columnSampler: createColumnSampler(db, { rowFilter: (t) => rowFilterSql(policy, t) }) }
+          : {}),
+        ...(privacy ? { privacy: true } : {}),
         ...(session.searchPath ? { searchPath: session.searchPath } : {}),
       },
       required,
@@ -406,6 +497,7 @@ export class Assistant {
       undecided,
       maxTokens: this.options.answerMaxTokens ?? 400,
       ...(input.skipAnswer ? { skipAnswer: true } : {}),
+      ...(privacy ? { privacy: true } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     });
     const applied = memory ? await appliedMemories(memory.recalled, sql) : [];
@@ -422,6 +514,7 @@ export class Assistant {
         : {}),
       ...(unanswerable !== undefined ? { unanswerable } : {}),
       ...(memory?.notes?.length ? { memoryProblems: [...memory.notes] } : {}),
+      ...(privacy ? { privacyMode: true } : {}),
     };
     if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);
     yield { type: 'done', outcome };

@@ -9,6 +9,7 @@ import type { AskInput } from '../agent/assistant.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { MessageKind } from '../core/memory.js';
 import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
+import type { EffectivePolicy } from '../policy/types.js';
 import { type ChartSpec, chartFor } from './chart.js';
 import type { ResultRows } from './run-sql.js';
 
@@ -47,6 +48,11 @@ export type AskDocument = {
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;
+  /**
+   * True when privacy mode was on (the user's data policy keeps result values from the model): the
+   * answer was written without showing the data to the model. Absent otherwise.
+   */
+  privacyMode?: boolean;
 } & ResultRows;
 
 /** The {@link AskDocument} of an outcome. */
@@ -74,6 +80,7 @@ export function askDocument(outcome: AskOutcome): AskDocument {
     ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
     ...(outcome.path !== undefined ? { path: outcome.path } : {}),
     ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
+    ...(outcome.privacyMode ? { privacyMode: true } : {}),
   };
 }
 
@@ -104,6 +111,8 @@ export interface AskRequest {
   timeZone?: string;
   /** Aborting it stops the model call and cancels the running statement. */
   signal?: AbortSignal;
+  /** The user's data policy (see `AskInput.policy`); default nothing restricted. */
+  policy?: EffectivePolicy;
 }
 
 /** The pipeline input of a request. */
@@ -119,6 +128,7 @@ function inputOf(request: AskRequest): AskInput {
     ...(request.noModel ? { noModel: true } : {}),
     ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.policy ? { policy: request.policy } : {}),
   };
 }
 
