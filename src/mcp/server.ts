@@ -188,6 +188,9 @@ const RECALL_LIST_LIMIT = 200;
 export function createMcpServer(options: McpServerOptions): McpServer {
   const { config, runtime: lease, maxBytes, log } = options;
   const scope: MemoryScope = { user: config.user };
+  // One process, one user: their data policy decides what the tools and resources show.
+  const policyOf = (runtime: Runtime) =>
+    runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {});
   const server = new McpServer(
     { name: 'sqlrecall', version: options.version },
     {
@@ -254,6 +257,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       const doc = await ask(await runtime.assistant(), {
         user: config.user,
         ...(config.team !== undefined ? { team: config.team } : {}),
+        policy: policyOf(runtime),
         question: args.question,
         ...(args.answer === false ? { skipAnswer: true } : {}),
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
@@ -290,7 +294,14 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) =>
-      bounded(schemaText(await readSchema(runtime, args.table !== undefined ? { table: args.table } : {}))),
+      bounded(
+        schemaText(
+          await readSchema(runtime, {
+            policy: policyOf(runtime),
+            ...(args.table !== undefined ? { table: args.table } : {}),
+          }),
+        ),
+      ),
     ),
   );
 
@@ -306,7 +317,12 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
     guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) =>
       bounded(
-        await schemaContext(runtime, args.question, { onWarning: (message) => log(`warning: ${message}`) }),
+        await schemaContext(
+          runtime,
+          args.question,
+          { onWarning: (message) => log(`warning: ${message}`) },
+          { policy: policyOf(runtime) },
+        ),
       ),
     ),
   );
@@ -445,7 +461,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   // Resources: the whole catalog, and one per table.
   const readForResource = (table?: string) =>
     lease.use((runtime) =>
-      resourceRead(() => readSchema(runtime, table !== undefined ? { table } : {}), log),
+      resourceRead(
+        () => readSchema(runtime, { policy: policyOf(runtime), ...(table !== undefined ? { table } : {}) }),
+        log,
+      ),
     );
   server.registerResource(
     'schema',

@@ -10,6 +10,7 @@ import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
+import { type EffectivePolicy, unrestrictedPolicy } from '../policy/types.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
@@ -55,8 +56,21 @@ export class Runtime {
    */
   constructor(
     readonly config: Config,
-    private readonly hooks: { warn?: (message: string) => void; thinking?: (text: string) => void } = {},
+    private readonly hooks: {
+      warn?: (message: string) => void;
+      thinking?: (text: string) => void;
+      /** The data policy of a user; default nothing restricted (no policy file). */
+      policyFor?: (user: string, options: { team?: string; admin?: boolean }) => EffectivePolicy;
+    } = {},
   ) {}
+
+  /**
+   * The data policy that applies to `user` (with their registered team and admin flag): what
+   * they may see of the schema and whether result values may reach the model.
+   */
+  policyFor(user: string, options: { team?: string; admin?: boolean } = {}): EffectivePolicy {
+    return this.hooks.policyFor?.(user, options) ?? unrestrictedPolicy(user, options.admin ?? false);
+  }
 
   /**
    * The memory store, embedding model and memory service, opened once (see `memory-runtime.ts`).

@@ -100,6 +100,10 @@ export async function runChat(
                 surface: 'chat',
                 user: config.user,
                 team: config.team,
+                policy: runtime.policyFor(
+                  config.user,
+                  config.team !== undefined ? { team: config.team } : {},
+                ),
                 maxRows: config.maxRows,
                 signal: current.signal,
                 conversationId,
