@@ -10,6 +10,8 @@ import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import type { EffectivePolicy } from '../policy/types.js';
+import { visibleSchema } from '../policy/visibility.js';
 
 /** The configured limits every user statement runs under. */
 export interface SqlLimits {
@@ -65,6 +67,11 @@ export interface RunSqlRequest {
   sql: string;
   /** Aborting it cancels the running statement on the server. */
   signal?: AbortSignal;
+  /**
+   * The data policy of the person running it: "did you mean" hints name only the tables and
+   * columns it lets them see. Default nothing restricted.
+   */
+  policy?: EffectivePolicy;
 }
 
 /** A statement that ran: as the guard normalised it, and its rows. */
@@ -85,7 +92,10 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
   return runCheckedSql({
     db: () => runtime.database(),
     sql: request.sql,
-    schema: () => runtime.catalog(),
+    schema: async () => {
+      const catalog = await runtime.catalog();
+      return request.policy ? visibleSchema(catalog, request.policy) : catalog;
+    },
     allowTables: limits.allowTables,
     maxRows: limits.maxRows,
     timeoutMs: limits.statementTimeoutMs,

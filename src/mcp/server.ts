@@ -279,7 +279,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      const run = await runSql({ sql: args.sql, signal }, sqlRuntimeOf(runtime));
+      const run = await runSql({ sql: args.sql, signal, policy: policyOf(runtime) }, sqlRuntimeOf(runtime));
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );

@@ -54,7 +54,11 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const { sql: checked, result } = await runSql({ sql, signal: controller.signal }, deps.sql);
+    const policy = deps.policyFor?.(c.get('principal'));
+    const { sql: checked, result } = await runSql(
+      { sql, signal: controller.signal, ...(policy ? { policy } : {}) },
+      deps.sql,
+    );
     return c.json(
       {
         sql: checked,
