@@ -10,8 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AskInput, Assistant } from '../src/agent/assistant.js';
 import { createSchemaLinkingPlanner } from '../src/agent/context.js';
 import { ask } from '../src/app/ask.js';
+import { runSql } from '../src/app/run-sql.js';
 import { readSchema, schemaText } from '../src/app/schema.js';
-import { isSqlrecallError } from '../src/core/errors.js';
+import { schemaContext } from '../src/app/schema-context.js';
+import { isSqlrecallError, type SqlrecallError } from '../src/core/errors.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import type { Schema } from '../src/core/schema.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
@@ -165,6 +167,46 @@ describe('what a policed user sees of the schema', () => {
     expect(isSqlrecallError(missing, 'not_found')).toBe(true);
     // Without a policy the same source shows everything (the filter is the policy's, not the source's).
     expect(schemaText(await readSchema(source))).toMatch(/salary/);
+  });
+});
+
+describe('the other ways a user meets the schema', () => {
+  const sqlRuntime = () => ({
+    database: async () => db,
+    catalog: () => db.introspect({ schemas: ['public'] }),
+    limits: { maxRows: 100, statementTimeoutMs: 5000, maxResultBytes: 1_000_000, allowTables: [] },
+  });
+
+  it("a person's SQL with a misspelt name gets a hint naming only columns the user may see", async () => {
+    const as = async (policy?: EffectivePolicy) =>
+      (await runSql(
+        { sql: 'SELECT salry FROM employees', ...(policy ? { policy } : {}) },
+        sqlRuntime(),
+      ).catch((e: unknown) => e)) as SqlrecallError;
+    const open = await as();
+    expect(`${open.message} ${open.details.hint}`).toMatch(/salary/);
+    const sam = await as(SAM);
+    expect(sam.code).toBe('db_query');
+    expect(`${sam.message} ${sam.details.hint ?? ''}`).not.toMatch(/salary/);
+  });
+
+  it("the schema context of a question shows only the user's tables, columns and values", async () => {
+    const index = new SchemaIndex({
+      store: new InMemorySchemaIndexStore(),
+      fingerprint: 'policy-visibility-context',
+      sampler: createValueSampler(db),
+    });
+    const planner = createSchemaLinkingPlanner({ index, contextTokens: 8192 });
+    const runtime = {
+      catalog: () => db.introspect({ schemas: ['public'] }),
+      schemaLinking: async () => ({ plan: planner }),
+    };
+    const open = await schemaContext(runtime, 'orders per status and salaries');
+    expect(open.schemaText).toMatch(/salary/);
+    expect(open.schemaText).toMatch(/apac-hidden-status/);
+    const doc = await schemaContext(runtime, 'orders per status and salaries', {}, { policy: SAM });
+    expect(doc.catalogTables).toBe(3);
+    expect(JSON.stringify(doc)).not.toMatch(/salary|email|vault|apac-hidden-status/);
   });
 });
 
