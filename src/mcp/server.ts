@@ -257,7 +257,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       const doc = await ask(await runtime.assistant(), {
         user: config.user,
         ...(config.team !== undefined ? { team: config.team } : {}),
-        policy: policyOf(runtime),
+        policy: await policyOf(runtime),
         question: args.question,
         ...(args.answer === false ? { skipAnswer: true } : {}),
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
@@ -279,7 +279,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      const run = await runSql({ sql: args.sql, signal, policy: policyOf(runtime) }, sqlRuntimeOf(runtime));
+      const run = await runSql(
+        { sql: args.sql, signal, policy: await policyOf(runtime) },
+        sqlRuntimeOf(runtime),
+      );
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );
@@ -297,7 +300,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       bounded(
         schemaText(
           await readSchema(runtime, {
-            policy: policyOf(runtime),
+            policy: await policyOf(runtime),
             ...(args.table !== undefined ? { table: args.table } : {}),
           }),
         ),
@@ -321,7 +324,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           runtime,
           args.question,
           { onWarning: (message) => log(`warning: ${message}`) },
-          { policy: policyOf(runtime) },
+          { policy: await policyOf(runtime) },
         ),
       ),
     ),
@@ -462,7 +465,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const readForResource = (table?: string) =>
     lease.use((runtime) =>
       resourceRead(
-        () => readSchema(runtime, { policy: policyOf(runtime), ...(table !== undefined ? { table } : {}) }),
+        async () =>
+          readSchema(runtime, { policy: await policyOf(runtime), ...(table !== undefined ? { table } : {}) }),
         log,
       ),
     );

@@ -60,7 +60,7 @@ export class Runtime {
       warn?: (message: string) => void;
       thinking?: (text: string) => void;
       /** The data policy of a user; default nothing restricted (no policy file). */
-      policyFor?: (user: string, options: { team?: string; admin?: boolean }) => EffectivePolicy;
+      policyFor?: (user: string, options: { team?: string; admin?: boolean }) => Promise<EffectivePolicy>;
     } = {},
   ) {}
 
@@ -68,8 +68,8 @@ export class Runtime {
    * The data policy that applies to `user` (with their registered team and admin flag): what
    * they may see of the schema and whether result values may reach the model.
    */
-  policyFor(user: string, options: { team?: string; admin?: boolean } = {}): EffectivePolicy {
-    return this.hooks.policyFor?.(user, options) ?? unrestrictedPolicy(user, options.admin ?? false);
+  async policyFor(user: string, options: { team?: string; admin?: boolean } = {}): Promise<EffectivePolicy> {
+    return (await this.hooks.policyFor?.(user, options)) ?? unrestrictedPolicy(user, options.admin ?? false);
   }
 
   /**

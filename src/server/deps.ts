@@ -85,7 +85,7 @@ export interface ServerDeps {
    * The data policy of a request's principal (what they may see of the schema, privacy mode);
    * default nothing restricted.
    */
-  policyFor?(principal: Principal): EffectivePolicy;
+  policyFor?(principal: Principal): Promise<EffectivePolicy>;
   /** Access log sink; default none. */
   log?: (entry: AccessLogEntry) => void;
   /** Folder of the built web UI (`dist/web`); absent or missing: API only. */

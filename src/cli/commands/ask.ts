@@ -233,7 +233,10 @@ export async function runAsk(
           without: opts.without,
           confirmDeletes: opts.yes === true,
           noModel: opts.noModel,
-          policy: runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {}),
+          policy: await runtime.policyFor(
+            config.user,
+            config.team !== undefined ? { team: config.team } : {},
+          ),
         });
         // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
         return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

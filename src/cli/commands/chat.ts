@@ -47,7 +47,10 @@ export async function runChat(
     async (runtime, config) => {
       const db = await runtime.database();
       const assistant = await runtime.assistant();
-      const policy = runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {});
+      const policy = await runtime.policyFor(
+        config.user,
+        config.team !== undefined ? { team: config.team } : {},
+      );
       // The banner counts the tables this user may see.
       const schema = visibleSchema((await assistant.schema()).schema, policy);
       const memory = config.memoryEnabled ? await runtime.memory().catch(() => undefined) : undefined;

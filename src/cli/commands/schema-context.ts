@@ -19,7 +19,10 @@ const PROGRESS_MIN_TABLES = 50;
 export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question: string): Promise<number> {
   const json = Boolean(opts.json);
   return withRuntime(io, opts, async (runtime, config) => {
-    const policy = runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {});
+    const policy = await runtime.policyFor(
+      config.user,
+      config.team !== undefined ? { team: config.team } : {},
+    );
     const bar = progressBar(io, 'Indexing schema', (done, total) => `${done}/${total} tables`);
     let showed = false;
     const doc = await schemaContext(

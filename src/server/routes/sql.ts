@@ -54,7 +54,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const policy = deps.policyFor?.(c.get('principal'));
+    const policy = await deps.policyFor?.(c.get('principal'));
     const { sql: checked, result } = await runSql(
       { sql, signal: controller.signal, ...(policy ? { policy } : {}) },
       deps.sql,
