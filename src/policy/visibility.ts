@@ -55,6 +55,18 @@ export function rowFiltersOf(
  * schema and the same value hints, so caches may be shared between them.
  */
 export function policyKey(policy: EffectivePolicy): string {
+  let key = keys.get(policy);
+  if (key === undefined) {
+    key = keyOf(policy);
+    keys.set(policy, key);
+  }
+  return key;
+}
+
+/** Keys already computed, per policy object (one question asks for its policy's key several times). */
+const keys = new WeakMap<EffectivePolicy, string>();
+
+function keyOf(policy: EffectivePolicy): string {
   if (!restrictsData(policy)) return policy.rowsToModel ? 'open' : 'open/private';
   const denied = [...policy.deniedColumns]
     .map(([table, columns]) => [table, [...columns.keys()].sort()] as const)
