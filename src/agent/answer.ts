@@ -8,7 +8,7 @@ import type { ChatMessage, ChatModel, FinishReason } from '../core/ports.js';
 import type { Step } from '../core/steps.js';
 import { emptyResultAnswer } from './empty-check.js';
 import { type GenerateOutcome, unanswerableAnswer } from './generate.js';
-import { buildAnswerMessages, NO_DATA_ANSWER } from './prompts.js';
+import { buildAnswerMessages, buildPrivateAnswerMessages, NO_DATA_ANSWER } from './prompts.js';
 import { type SetAsideMemory, setAsideText, type UndecidedMemory, undecidedText } from './set-aside.js';
 
 /** Inputs of {@link writeAnswer}. */
@@ -26,6 +26,11 @@ export interface AnswerInput {
   maxTokens: number;
   /** No answer model call (`--no-answer`): the answer is then null, unless the question is unanswerable. */
   skipAnswer?: boolean;
+  /**
+   * Privacy mode (a data policy's `rows_to_model: false`): the answer model sees the result's
+   * column names, types and row count, never its values. Default false.
+   */
+  privacy?: boolean;
   signal?: AbortSignal;
 }
 
@@ -48,7 +53,10 @@ export async function* writeAnswer(input: AnswerInput): AsyncGenerator<Step, str
       answer = emptyResultAnswer(emptyFilters ?? []) ?? NO_DATA_ANSWER;
       yield { type: 'answer_token', text: answer };
     } else {
-      const reply = yield* streamAnswer(chat, buildAnswerMessages(question, sql, result), {
+      const messages = input.privacy
+        ? buildPrivateAnswerMessages(question, sql, result)
+        : buildAnswerMessages(question, sql, result);
+      const reply = yield* streamAnswer(chat, messages, {
         maxTokens,
         ...(signal ? { signal } : {}),
       });

@@ -5,6 +5,7 @@
 
 import type { ChatModel, DatabaseConnector, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import type { EffectivePolicy } from '../policy/types.js';
 import type { ContextPlanner } from './context.js';
 import type { ValueHintSource } from './empty-check.js';
 import type { ExampleReuseOptions } from './example-reuse.js';
@@ -108,4 +109,12 @@ export interface AskInput {
    * `SQLRECALL_TZ`, else the process's zone (see `memory/expiry.ts`).
    */
   timeZone?: string;
+  /**
+   * The user's data policy: the prompt, schema linking, value hints and name suggestions see only
+   * the relations and columns it lets the user read, value hints come from the rows the user may
+   * see, and with `rowsToModel: false` (privacy mode) no value read from the database reaches the
+   * model. Enforcing it on the statements that run is the database connector's job. Default:
+   * nothing restricted.
+   */
+  policy?: EffectivePolicy;
 }

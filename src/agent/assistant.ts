@@ -12,12 +12,15 @@ import { checkQuestion } from '../core/limits.js';
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import type { ValueHint } from '../linking/documents.js';
-import { createValueSampler } from '../linking/value-hints.js';
+import { createValueSampler, type ValueSampler } from '../linking/value-hints.js';
+import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
+import { policyKey, rowFilterSql, rowFiltersOf, visibleSchema, visibleTable } from '../policy/visibility.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { type DatabaseSession, readDatabaseSession } from './database-session.js';
 import type { ValueHintSource } from './empty-check.js';
 import { runQuestionTurn } from './question-turn.js';
 import { replyWithoutSql } from './turn-steps.js';
+import type { UserView } from './user-view.js';
 import { answerFromSavedWork, MODEL_DOWN } from './without-model.js';
 
 export type { AskInput, AssistantOptions } from './assistant-options.js';
@@ -30,6 +33,8 @@ export class Assistant {
   private schemaPromise: Promise<{ schema: Schema }> | undefined;
   private sessionPromise: Promise<DatabaseSession> | undefined;
   private readonly hintCache = new Map<string, Promise<ValueHint[]>>();
+  /** Value hints sampled from the rows a row policy leaves a user, per catalog, policy and table. */
+  private filteredHints = new WeakMap<Schema, Map<string, Promise<ValueHint[]>>>();
 
   constructor(private readonly options: AssistantOptions) {}
 
@@ -88,16 +93,63 @@ export class Assistant {
   async *ask(input: AskInput): AsyncGenerator<Step, AskOutcome> {
     // Every surface checks the question before any model call (empty or over the documented limit).
     checkQuestion(input.message);
-    const { schema } = await this.schema();
+    const { schema: catalog } = await this.schema();
     const options = await this.userOptions(input);
-    if (input.noModel) return yield* this.withoutModel(options, input, schema, '--no-model', undefined);
+    const policy = input.policy ?? unrestrictedPolicy(input.user);
+    // Every stage below sees the user's part of the catalog only (prompt, linking, suggestions).
+    const view: UserView = {
+      catalog,
+      policy,
+      schema: visibleSchema(catalog, policy),
+      hints: this.hintsFor(catalog, policy),
+    };
+    if (input.noModel) return yield* this.withoutModel(options, input, view, '--no-model', undefined);
     try {
-      return yield* this.withModel(options, input, schema);
+      return yield* this.withModel(options, input, view);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (this.options.fallback === false || typeof code !== 'string' || !MODEL_DOWN.has(code)) throw error;
-      return yield* this.withoutModel(options, input, schema, `the model is not available (${code})`, error);
+      return yield* this.withoutModel(options, input, view, `the model is not available (${code})`, error);
     }
+  }
+
+  /**
+   * Value hints as `policy`'s user may see them: none for a relation outside the allow-list, none
+   * of a denied column, and for a row-filtered table values sampled only from the rows that pass
+   * the filter (cached per catalog, policy and table; a filter that cannot be written gives enum
+   * labels only, fail closed).
+   */
+  private hintsFor(catalog: Schema, policy: EffectivePolicy): ValueHintSource {
+    if (!restrictsData(policy)) return this.valueHints;
+    const filtered = this.filteredSamplerFor(catalog, policy);
+    return async (table) => {
+      const visible = visibleTable(policy, table);
+      if (!visible) return [];
+      const columns = new Set(visible.columns.map((c) => c.name));
+      const hints = rowFiltersOf(policy, visible).length > 0 ? filtered(visible) : this.valueHints(table);
+      return (await hints).filter((h) => columns.has(h.column));
+    };
+  }
+
+  /** A sampler of the rows `policy` leaves its user, cached per catalog, policy and table. */
+  private filteredSamplerFor(catalog: Schema, policy: EffectivePolicy): ValueSampler {
+    let cache = this.filteredHints.get(catalog);
+    if (!cache) {
+      cache = new Map();
+      this.filteredHints.set(catalog, cache);
+    }
+    const store = cache;
+    const key = policyKey(policy);
+    const sample = createValueSampler(this.options.db, { rowFilter: (t) => rowFilterSql(policy, t) });
+    return (table) => {
+      const id = `${key}\u0000${table.schema}.${table.name}`;
+      let hints = store.get(id);
+      if (!hints) {
+        hints = sample(table);
+        store.set(id, hints);
+      }
+      return hints;
+    };
   }
 
   /**
@@ -115,28 +167,28 @@ export class Assistant {
   private withoutModel(
     options: AssistantOptions,
     input: AskInput,
-    schema: Schema,
+    view: UserView,
     why: string,
     modelError: unknown,
   ): AsyncGenerator<Step, AskOutcome> {
-    return answerFromSavedWork(options, this.valueHints, input, schema, why, modelError);
+    return answerFromSavedWork(options, view, input, why, modelError);
   }
 
   /** The pipeline with the model (memory turn, generation, answer). */
   private async *withModel(
     options: AssistantOptions,
     input: AskInput,
-    schema: Schema,
+    view: UserView,
   ): AsyncGenerator<Step, AskOutcome> {
-    const turn = await this.options.memory?.begin({ ...input, schema });
+    const turn = await this.options.memory?.begin({ ...input, schema: view.schema });
     if (turn)
       yield { type: 'classified', kind: turn.classification.kind, source: turn.classification.source };
     if (turn?.reply) return yield* replyWithoutSql(input.message, turn);
     try {
       return yield* runQuestionTurn(
-        { options, session: () => this.session(), valueHints: this.valueHints },
+        { options, session: () => this.session(), valueHints: view.hints, view },
         input,
-        schema,
+        view.schema,
         turn,
       );
     } catch (error) {

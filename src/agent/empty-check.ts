@@ -11,7 +11,7 @@ import type { Schema, Table } from '../core/schema.js';
 import { editDistance } from '../core/text.js';
 import { postgresDialect } from '../databases/postgres/dialect.js';
 import type { ValueHint } from '../linking/documents.js';
-import { isSampledColumn, SAMPLE_ROWS, SAMPLE_TIMEOUT_MS } from '../linking/value-hints.js';
+import { isSampledColumn, SAMPLE_ROWS, SAMPLE_TIMEOUT_MS, sampledRows } from '../linking/value-hints.js';
 import { loadGuardParser } from '../sql/guard.js';
 import { parseTree } from '../sql/parse-tree.js';
 import { qualifiedName, quoteIdent } from '../sql/render.js';
@@ -29,21 +29,35 @@ export type ColumnSampler = (table: Table, column: string) => Promise<string[]>;
  * A {@link ColumnSampler} over `db`: the same bounded sample as the value hints (the first
  * {@link SAMPLE_ROWS} rows, or a `TABLESAMPLE` share of a large table: `postgresDialect.sampledFrom`;
  * never a full scan), through the READ ONLY execution with {@link SAMPLE_TIMEOUT_MS}. Views and
- * foreign tables are not sampled. SQL is built from catalog identifiers only.
+ * foreign tables are not sampled. SQL is built from catalog identifiers only; with `rowFilter` (a
+ * data policy's filter on the table, values written in) only the rows that pass it are sampled.
  */
-export function createColumnSampler(db: DatabaseConnector): ColumnSampler {
+export function createColumnSampler(
+  db: DatabaseConnector,
+  options: { rowFilter?: (table: Table) => string | undefined } = {},
+): ColumnSampler {
   return async (table, column) => {
     if (table.kind === 'view' || table.kind === 'foreign_table') return [];
     const spec = table.columns.find((c) => c.name === column);
     if (!spec || !isSampledColumn(spec)) return [];
-    const sql = postgresDialect.columnSampleSql(table, column, SAMPLE_ROWS, 200);
     try {
+      const filter = options.rowFilter?.(table);
+      const sql =
+        filter === undefined
+          ? postgresDialect.columnSampleSql(table, column, SAMPLE_ROWS, 200)
+          : filteredColumnSampleSql(table, column, filter);
       const result = await db.execute(sql, { maxRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS });
       return result.rows.map((r) => String(r[0])).sort();
     } catch {
       return [];
     }
   };
+}
+
+/** The distinct values of one column among the first {@link SAMPLE_ROWS} rows that pass `filter`. */
+function filteredColumnSampleSql(table: Table, column: string, filter: string): string {
+  const c = quoteIdent(column);
+  return `SELECT DISTINCT left(${c}::text, 200) AS v FROM (SELECT ${c} FROM ${sampledRows(table, filter)} LIMIT ${SAMPLE_ROWS}) s WHERE ${c} IS NOT NULL`;
 }
 
 /** One text filter of a statement that returned no rows, judged against the column's values. */

@@ -16,6 +16,7 @@ import { guardSqlOffThread } from '../sql/check-pool.js';
 import { extractSql, sqlOfJson } from '../sql/extract.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
 import {
+  type ColumnSampler,
   checkEmptyResult,
   createColumnSampler,
   type EmptyFilter,
@@ -59,6 +60,30 @@ export interface GenerateInput {
   allowTables?: readonly string[];
   /** Sampled value hints per table, for the empty-result check; without it no check runs. */
   valueHints?: ValueHintSource;
+  /**
+   * Samples one column for the empty-result check when the value hints leave it out; default a
+   * bounded sampler over `db` (`createColumnSampler`). A user with a row policy passes one that
+   * samples only the rows the user may see.
+   */
+  columnSampler?: ColumnSampler;
+  /**
+   * Privacy mode (a data policy's `rows_to_model: false`): no value read from the database goes
+   * back to the model. Database errors in repair prompts lose the values they quote, and no
+   * empty-result check runs (its repair names stored values). Default false.
+   */
+  privacy?: boolean;
+}
+
+/**
+ * `message` without the data values PostgreSQL quotes in it (`invalid input syntax for type
+ * integer: "bob@example.com"`, `value "…" is out of range`): what a repair prompt may carry in
+ * privacy mode. Names the error quotes otherwise (`column "x" does not exist`) are kept.
+ */
+export function withoutQuotedValues(message: string): string {
+  return message
+    .replace(/(:\s*)"(?:[^"]|"")*"/g, '$1"…"')
+    .replace(/\b(value|literal|string|key)(\s+)"(?:[^"]|"")*"/gi, '$1$2"…"')
+    .replace(/(:\s*)'(?:[^']|'')*'/g, "$1'…'");
 }
 
 /** Ceiling of the retry after a truncated SQL reply, in tokens. */
@@ -204,7 +229,8 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
     } catch (error) {
       const repairable =
         error instanceof SqlrecallError && error.code === 'db_query' && !error.details.cancelled;
-      const message = error instanceof Error ? error.message : String(error);
+      const said = error instanceof Error ? error.message : String(error);
+      const message = input.privacy ? withoutQuotedValues(said) : said;
       attempts.push({ sql, error: message });
       if (!repairable || !canRepair) {
         if (error instanceof SqlrecallError) {
@@ -219,12 +245,12 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       messages = buildRepairMessages(input.messages, sql, message);
       continue;
     }
-    if (looksEmpty(result) && input.schema && input.valueHints) {
+    if (looksEmpty(result) && input.schema && input.valueHints && !input.privacy) {
       const filters = await checkEmptyResult(
         sql,
         input.schema,
         input.valueHints,
-        createColumnSampler(input.db),
+        input.columnSampler ?? createColumnSampler(input.db),
       );
       if (!emptyChecked && canRepair && filters.some((f) => f.candidates.length > 0)) {
         emptyChecked = true;

@@ -179,5 +179,39 @@ export function buildAnswerMessages(question: string, sql: string, result: Query
   ];
 }
 
+/** First line of the answer prompt in privacy mode (the rows are not in it). */
+export const PRIVATE_ANSWER_PROMPT_MARKER = 'You describe query results you cannot see.';
+
+/**
+ * Messages asking for a short answer in privacy mode: the question, the SQL, the result's column
+ * names and types and its row count, never a value of the rows.
+ */
+export function buildPrivateAnswerMessages(
+  question: string,
+  sql: string,
+  result: QueryResult,
+): ChatMessage[] {
+  const system = [
+    PRIVATE_ANSWER_PROMPT_MARKER,
+    'The data is private: you see the query, its column names and types and how many rows it returned, never the values.',
+    'In one or two short sentences, say what the result holds (which columns, how many rows) without guessing any value.',
+    'Do not invent numbers, names or values; the user sees the rows in a table below your sentence.',
+  ].join('\n');
+  const count = `${result.rowCount}${result.truncated ? '+ (cut at the row limit)' : ''}`;
+  const lines = [
+    `Question: ${question}`,
+    `SQL: ${sql}`,
+    `Columns: ${JSON.stringify(result.columns.map((c) => c.name))}`,
+    `Types: ${JSON.stringify(result.columns.map((c) => c.type))}`,
+    `Rows returned: ${count}`,
+  ];
+  const limit = limitReached(sql, result.rowCount);
+  if (limit !== undefined) lines.push(`Note: these rows are ${limitNote(limit)}.`);
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: lines.join('\n') },
+  ];
+}
+
 /** The fixed answer when the query returned no rows (no model call needed to say so). */
 export const NO_DATA_ANSWER = 'No matching data: the query returned no rows.';

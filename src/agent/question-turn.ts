@@ -6,11 +6,13 @@
 import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import { estimateTokens } from '../core/tokens.js';
+import { restrictsData } from '../policy/types.js';
+import { rowFilterSql } from '../policy/visibility.js';
 import { writeAnswer } from './answer.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { wholeSchemaPlanner } from './context.js';
 import type { DatabaseSession } from './database-session.js';
-import type { ValueHintSource } from './empty-check.js';
+import { createColumnSampler, type ValueHintSource } from './empty-check.js';
 import { coveredByLinkedTables } from './example-similarity.js';
 import { DEFAULT_FEW_SHOT_MAX_TOKENS, fewShotCandidates, promptExample } from './few-shot.js';
 import type { MemoryTurn } from './memory-hook.js';
@@ -24,14 +26,17 @@ import {
 import { buildSqlMessages, renderExamplesBlock } from './prompts.js';
 import type { SetAsideMemory, UndecidedMemory } from './set-aside.js';
 import { finishTurn, recalledOnly } from './turn-steps.js';
+import { planExtras, type UserView } from './user-view.js';
 
 /** What one question turn runs on besides the assistant's options (the assistant's caches). */
 export interface TurnContext {
   options: AssistantOptions;
   /** The database's today, time zone and search path (read once per session). */
   session: () => Promise<DatabaseSession>;
-  /** Sampled value hints per table, cached. */
+  /** Sampled value hints per table, cached (as the user may see them). */
   valueHints: ValueHintSource;
+  /** The user's view of the catalog under their data policy. */
+  view: UserView;
 }
 
 /**
@@ -48,6 +53,8 @@ export async function* runQuestionTurn(
 ): AsyncGenerator<Step, AskOutcome> {
   const { options } = ctx;
   const { chat, db } = options;
+  const { policy } = ctx.view;
+  const privacy = !policy.rowsToModel;
   const question = turn?.question ?? input.message;
   const session = await ctx.session();
   const candidates = await fewShotCandidates(
@@ -63,11 +70,10 @@ export async function* runQuestionTurn(
   );
   const maxExampleTokens = options.fewShotMaxTokens ?? DEFAULT_FEW_SHOT_MAX_TOKENS;
   const reserved = estimateTokens(renderExamplesBlock(candidates.map(promptExample), maxExampleTokens));
-  const context = await (options.planContext ?? wholeSchemaPlanner)(
-    question,
-    schema,
-    candidates.length > 0 ? { reservedTokens: reserved } : undefined,
-  );
+  const context = await (options.planContext ?? wholeSchemaPlanner)(question, schema, {
+    ...planExtras(ctx.view),
+    ...(candidates.length > 0 ? { reservedTokens: reserved } : {}),
+  });
   // Only examples whose SQL reads tables the linker chose for this question are shown.
   const relevant = await coveredByLinkedTables(candidates, context.tables, schema);
   const examplesText = renderExamplesBlock(relevant.map(promptExample), maxExampleTokens);
@@ -115,6 +121,10 @@ export async function* runQuestionTurn(
       maxTokens: options.sqlMaxTokens ?? 1024,
       signal: input.signal,
       valueHints: ctx.valueHints,
+      ...(restrictsData(policy)
+        ? { columnSampler: createColumnSampler(db, { rowFilter: (t) => rowFilterSql(policy, t) }) }
+        : {}),
+      ...(privacy ? { privacy: true } : {}),
       ...(session.searchPath ? { searchPath: session.searchPath } : {}),
     },
     required,
@@ -130,6 +140,7 @@ export async function* runQuestionTurn(
     undecided,
     maxTokens: options.answerMaxTokens ?? 400,
     ...(input.skipAnswer ? { skipAnswer: true } : {}),
+    ...(privacy ? { privacy: true } : {}),
     ...(input.signal ? { signal: input.signal } : {}),
   });
   const applied = memory ? await appliedMemories(memory.recalled, sql) : [];
@@ -146,6 +157,7 @@ export async function* runQuestionTurn(
       : {}),
     ...(unanswerable !== undefined ? { unanswerable } : {}),
     ...(memory?.notes?.length ? { memoryProblems: [...memory.notes] } : {}),
+    ...(privacy ? { privacyMode: true } : {}),
   };
   if (turn) yield* finishTurn(turn, outcome, memory?.transient ?? []);
   yield { type: 'done', outcome };

@@ -3,12 +3,11 @@
  * `--no-model` was asked for. Memory is neither classified nor learned from (both need the model).
  */
 
-import type { Schema } from '../core/schema.js';
 import type { AskOutcome, Step } from '../core/steps.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { wholeSchemaPlanner } from './context.js';
-import type { ValueHintSource } from './empty-check.js';
 import { answerWithoutModel, modelNeededError } from './fallback.js';
+import { planExtras, type UserView } from './user-view.js';
 
 /** Model errors after which the question is answered without the model, if an example or rule fits. */
 export const MODEL_DOWN: ReadonlySet<string> = new Set([
@@ -20,21 +19,26 @@ export const MODEL_DOWN: ReadonlySet<string> = new Set([
 /**
  * Answers from a saved example or a rule, yielding `fallback`, `sql`, `rows`, the answer and
  * `done`.
+ * @param view the user's view of the catalog (their data policy)
  * @param why why the model is not used (shown with the answer)
  * @param modelError the model's own error, if it failed
  * @throws SqlrecallError the original error (or a "model needed" one) when neither fits
  */
 export async function* answerFromSavedWork(
   options: AssistantOptions,
-  valueHints: ValueHintSource,
+  view: UserView,
   input: AskInput,
-  schema: Schema,
   why: string,
   modelError: unknown,
 ): AsyncGenerator<Step, AskOutcome> {
+  const schema = view.schema;
   // The schema linker's tables for the question (lexical when the embedding model is down too);
   // a planner failure leaves every table linked, the example's own tables are still checked.
-  const linkedTables = await (options.planContext ?? wholeSchemaPlanner)(input.message, schema).then(
+  const linkedTables = await (options.planContext ?? wholeSchemaPlanner)(
+    input.message,
+    schema,
+    planExtras(view),
+  ).then(
     (context) => context.tables,
     () => undefined,
   );
@@ -53,7 +57,7 @@ export async function* answerFromSavedWork(
     reuse: options.reuse,
     ...(options.preferences ? { preferences: options.preferences } : {}),
     ...(input.without ? { without: input.without } : {}),
-    valueHints,
+    valueHints: view.hints,
   });
   const startHint = options.modelStartHint;
   if (!found) throw modelNeededError(why, modelError, undefined, startHint);
@@ -83,6 +87,7 @@ export async function* answerFromSavedWork(
     path: found.path,
     ...(found.exampleId ? { exampleId: found.exampleId } : {}),
     ...(input.conversationId !== undefined ? { conversationId: input.conversationId } : {}),
+    ...(view.policy.rowsToModel ? {} : { privacyMode: true }),
   };
   yield { type: 'done', outcome };
   return outcome;

@@ -10,6 +10,7 @@ import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { checkQuestion } from '../core/limits.js';
 import type { MessageKind } from '../core/memory.js';
 import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
+import type { EffectivePolicy } from '../policy/types.js';
 import { type ChartSpec, chartFor } from './chart.js';
 import { type ErrorDocument, errorDocument } from './error-document.js';
 import type { ResultRows } from './run-sql.js';
@@ -49,6 +50,11 @@ export type AskDocument = {
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;
+  /**
+   * True when privacy mode was on (the user's data policy keeps result values from the model): the
+   * answer was written without showing the data to the model. Absent otherwise.
+   */
+  privacyMode?: boolean;
 } & ResultRows;
 
 /** The {@link AskDocument} of an outcome. */
@@ -76,6 +82,7 @@ export function askDocument(outcome: AskOutcome): AskDocument {
     ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
     ...(outcome.path !== undefined ? { path: outcome.path } : {}),
     ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
+    ...(outcome.privacyMode ? { privacyMode: true } : {}),
   };
 }
 
@@ -106,6 +113,8 @@ export interface AskRequest {
   timeZone?: string;
   /** Aborting it stops the model call and cancels the running statement. */
   signal?: AbortSignal;
+  /** The user's data policy (see `AskInput.policy`); default nothing restricted. */
+  policy?: EffectivePolicy;
 }
 
 /** The pipeline input of a request. */
@@ -121,6 +130,7 @@ function inputOf(request: AskRequest): AskInput {
     ...(request.noModel ? { noModel: true } : {}),
     ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.policy ? { policy: request.policy } : {}),
   };
 }
 

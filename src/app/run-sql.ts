@@ -10,6 +10,8 @@ import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import type { EffectivePolicy } from '../policy/types.js';
+import { visibleSchema } from '../policy/visibility.js';
 import { type ChartSpec, chartFor } from './chart.js';
 
 /** The configured limits every user statement runs under. */
@@ -79,6 +81,11 @@ export interface RunSqlRequest {
   user?: string;
   /** The user's team, for the policy of a user the policy file does not name. */
   team?: string;
+  /**
+   * The data policy of the person running it: "did you mean" hints name only the tables and
+   * columns it lets them see. Default nothing restricted.
+   */
+  policy?: EffectivePolicy;
 }
 
 /** A statement that ran: as the guard normalised it, and its rows. */
@@ -102,7 +109,10 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
         ? runtime.databaseFor(request.user, request.team !== undefined ? { team: request.team } : {})
         : runtime.database(),
     sql: request.sql,
-    schema: () => runtime.catalog(),
+    schema: async () => {
+      const catalog = await runtime.catalog();
+      return request.policy ? visibleSchema(catalog, request.policy) : catalog;
+    },
     allowTables: limits.allowTables,
     maxRows: limits.maxRows,
     timeoutMs: limits.statementTimeoutMs,

@@ -10,7 +10,10 @@
 import { checkQuestion } from '../core/limits.js';
 import type { Schema } from '../core/schema.js';
 import type { PlannedTable } from '../linking/fit.js';
-import type { LinkedContext, PlanBudget } from '../linking/planner.js';
+import type { LinkedContext, PlanBudget, PlanExtras } from '../linking/planner.js';
+import { indexVisibility } from '../linking/visibility.js';
+import { type EffectivePolicy, restrictsData } from '../policy/types.js';
+import { visibleSchema } from '../policy/visibility.js';
 import type { SchemaLinkingHooks } from '../runtime/schema-linking.js';
 
 /** The schema context of one question, the same on every front end. */
@@ -49,7 +52,7 @@ export interface SchemaContextRuntime {
   catalog(): Promise<Schema>;
   /** Schema linking wired as the question pipeline's, reporting to `hooks`. */
   schemaLinking(hooks: SchemaLinkingHooks): Promise<{
-    plan(question: string, schema: Schema): Promise<LinkedContext>;
+    plan(question: string, schema: Schema, extras?: PlanExtras): Promise<LinkedContext>;
   }>;
 }
 
@@ -85,12 +88,14 @@ export function schemaContextDocument(
  * Plans the schema context of `question` (building or refreshing the schema index first);
  * `hooks` hear of the index build's progress and of each warning as it happens (the document
  * lists the warnings too).
+ * With `options.policy`, only the tables and columns that user may see are planned and shown.
  * @throws SqlrecallError `usage` (empty or too long question), `config` (no database), `db_*`, `memory_*`
  */
 export async function schemaContext(
   runtime: SchemaContextRuntime,
   question: string,
   hooks: SchemaLinkingHooks = {},
+  options: { policy?: EffectivePolicy } = {},
 ): Promise<SchemaContextDocument> {
   const asked = checkQuestion(question);
   const warnings: string[] = [];
@@ -104,5 +109,12 @@ export async function schemaContext(
       },
     }),
   ]);
-  return schemaContextDocument(asked, schema, await linking.plan(asked, schema), warnings);
+  const policy = options.policy;
+  if (!policy || (!restrictsData(policy) && policy.rowsToModel))
+    return schemaContextDocument(asked, schema, await linking.plan(asked, schema), warnings);
+  // The user's part of the catalog, planned over the shared index read through the user's view
+  // (a row-filtered table shows no sampled values here: its enum labels only).
+  const visible = visibleSchema(schema, policy);
+  const planned = await linking.plan(asked, visible, { visibility: indexVisibility(schema, policy) });
+  return schemaContextDocument(asked, visible, planned, warnings);
 }

@@ -6,6 +6,8 @@
  */
 import { SqlrecallError } from '../core/errors.js';
 import type { Schema, Table } from '../core/schema.js';
+import type { EffectivePolicy } from '../policy/types.js';
+import { visibleSchema } from '../policy/visibility.js';
 import { renderSchema } from '../sql/render.js';
 
 /** Where the catalog comes from: a runtime (read on each call) or a server's question pipeline (kept). */
@@ -19,14 +21,17 @@ export interface CatalogSource {
 }
 
 /**
- * The catalog, or the catalog with only `table` (`schema.name`, or a bare name that is unique).
+ * The catalog, or the catalog with only `table` (`schema.name`, or a bare name that is unique);
+ * with `policy`, only what that user's data policy lets them see.
  * @throws SqlrecallError `not_found` (no such table), `usage` (a bare name in several schemas), `db_*`
  */
 export async function readSchema(
   source: CatalogSource,
-  options: { table?: string; refresh?: boolean } = {},
+  options: { table?: string; refresh?: boolean; policy?: EffectivePolicy } = {},
 ): Promise<Schema> {
-  const schema = await source.catalog(options.refresh ? { refresh: true } : undefined);
+  const catalog = await source.catalog(options.refresh ? { refresh: true } : undefined);
+  // A relation or column the user's policy hides is absent, exactly as if it did not exist.
+  const schema = options.policy ? visibleSchema(catalog, options.policy) : catalog;
   if (options.table === undefined) return schema;
   return { ...schema, tables: [findTable(schema, options.table)] };
 }

@@ -91,4 +91,9 @@ export interface AskOutcome {
   path?: 'model' | 'example' | 'rules';
   /** The saved example reused (path `example`). */
   exampleId?: string;
+  /**
+   * True when the user's data policy keeps result values from the model (privacy mode): the
+   * answer was written from the column names, types and row count only. Absent otherwise.
+   */
+  privacyMode?: boolean;
 }

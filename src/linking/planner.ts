@@ -14,6 +14,7 @@ import { LexicalIndex } from './lexical.js';
 import { isPromptHint, renderView } from './render.js';
 import { boostNeighbours, type Candidate, type Choice, chooseTables, rankTables } from './retrieve.js';
 import type { IndexedTable, SchemaIndex, SyncReport } from './schema-index.js';
+import type { IndexVisibility } from './visibility.js';
 
 /** Extra inputs of one planning call (all optional). */
 export interface PlanExtras {
@@ -23,6 +24,12 @@ export interface PlanExtras {
   memoryTexts?: readonly string[];
   /** Tokens the caller needs for memories, examples and conversation (lower priority than schema). */
   reservedTokens?: number;
+  /**
+   * The asking user's view of the shared index, when a data policy applies: the index is synced
+   * with `visibility.catalog` (the whole catalog, so one user's sync never drops another's tables)
+   * and read through `visibility.tables`; the `schema` argument is then the user's visible catalog.
+   */
+  visibility?: IndexVisibility;
 }
 
 /** The budget a plan was made for. */
@@ -148,9 +155,12 @@ export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPla
       ((schema.tables.length < (options.smallSchemaTables ?? 30) && wholeSchemaTokens <= schemaTokens) ||
         wholeSchemaTokens <= availableTokens / 4);
 
+    const indexed = async () =>
+      extras.visibility ? await extras.visibility.tables(options.index.tables()) : options.index.tables();
+    const synced = extras.visibility?.catalog ?? schema;
     if (small) {
-      const report = await options.index.sync(schema, { embed: false });
-      const tables = options.index.tables();
+      const report = await options.index.sync(synced, { embed: false });
+      const tables = await indexed();
       const all: PlannedTable[] = tables.map((t) => ({
         table: t.key,
         kind: 'whole_schema',
@@ -193,10 +203,13 @@ export function createLinkingPlanner(options: LinkingPlannerOptions): LinkingPla
       };
     }
 
-    const report = await options.index.sync(schema);
-    const p = prepare(options.index.tables());
+    const report = await options.index.sync(synced);
+    const p = prepare(await indexed());
     const hits = p.lexical.search(question, extras.memoryTexts ?? []);
-    const dense = await options.index.nearest(question, options.denseTopK ?? 20);
+    // The shared index may hold relations this user cannot see: they never become candidates.
+    const dense = (await options.index.nearest(question, options.denseTopK ?? 20)).filter((n) =>
+      p.byKey.has(n.tableKey),
+    );
     const memoryKeys = resolveTables(extras.memoryTables ?? [], p.tables);
     const candidates = boostNeighbours(
       rankTables(p.tables, hits, dense, memoryKeys, { denseWeight: options.denseWeight }),

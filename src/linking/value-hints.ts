@@ -50,7 +50,7 @@ export function enumHints(table: Table): ValueHint[] {
  * and one JSON array per column with up to {@link MAX_HINT_VALUES} + 1 distinct values, each cut to
  * {@link MAX_HINT_VALUE_LENGTH} + 1 characters (so over-long values are recognisable).
  */
-export function samplingSql(table: Table): string | null {
+export function samplingSql(table: Table, rowFilter?: string): string | null {
   if (table.kind === 'view' || table.kind === 'foreign_table') return null;
   const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
   if (columns.length === 0) return null;
@@ -63,7 +63,18 @@ export function samplingSql(table: Table): string | null {
       `(SELECT count(${c}) FROM s) AS n${i}`
     );
   });
-  return `WITH s AS (SELECT ${list} FROM ${postgresDialect.sampledFrom(table, SAMPLE_ROWS)} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
+  return `WITH s AS (SELECT ${list} FROM ${sampledRows(table, rowFilter)} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
+}
+
+/**
+ * The FROM part of a sample: the dialect's bounded sample of the whole table, or, with a row filter
+ * (a data policy's, values written in), the table's rows that pass it. A filtered sample never
+ * uses TABLESAMPLE: a small share of pages could hold none of the user's rows, and the read stays
+ * bounded by the caller's LIMIT.
+ */
+export function sampledRows(table: Table, rowFilter?: string): string {
+  if (rowFilter === undefined) return postgresDialect.sampledFrom(table, SAMPLE_ROWS);
+  return `${postgresDialect.relation(table)} WHERE ${rowFilter}`;
 }
 
 /**
@@ -107,6 +118,12 @@ export interface ValueSamplerOptions {
   timeoutMs?: number;
   /** Called with each failure (permission denied, timeout): the table just gets no sampled hints. */
   onError?: (table: Table, error: unknown) => void;
+  /**
+   * The row filter a user's data policy puts on a table, as SQL with its values written in (see
+   * `rowFilterSql` in `policy/visibility.ts`): only rows that pass it are sampled. Default none.
+   * @throws Error to sample nothing of that table (fail closed)
+   */
+  rowFilter?: (table: Table) => string | undefined;
 }
 
 /**
@@ -116,7 +133,13 @@ export interface ValueSamplerOptions {
 export function createValueSampler(db: DatabaseConnector, options: ValueSamplerOptions = {}): ValueSampler {
   return async (table) => {
     const hints = enumHints(table);
-    const sql = samplingSql(table);
+    let sql: string | null;
+    try {
+      sql = samplingSql(table, options.rowFilter?.(table));
+    } catch (error) {
+      options.onError?.(table, error);
+      return hints;
+    }
     if (!sql) return hints;
     try {
       const result = await db.execute(sql, { maxRows: 1, timeoutMs: options.timeoutMs ?? SAMPLE_TIMEOUT_MS });

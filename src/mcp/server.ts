@@ -191,6 +191,9 @@ const RECALL_LIST_LIMIT = 200;
 export function createMcpServer(options: McpServerOptions): McpServer {
   const { config, runtime: lease, maxBytes, log } = options;
   const scope: MemoryScope = { user: config.user };
+  // One process, one user: their data policy decides what the tools and resources show.
+  const policyOf = (runtime: Runtime) =>
+    runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {});
   const server = new McpServer(
     { name: 'sqlrecall', version: options.version },
     {
@@ -257,6 +260,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       const end = await askToEnd(() => runtime.assistant(), {
         user: config.user,
         ...(config.team !== undefined ? { team: config.team } : {}),
+        policy: await policyOf(runtime),
         question: args.question,
         ...(args.answer === false ? { skipAnswer: true } : {}),
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
@@ -287,6 +291,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           signal,
           user: config.user,
           ...(config.team !== undefined ? { team: config.team } : {}),
+          policy: await policyOf(runtime),
         },
         sqlRuntimeOf(runtime),
       );
@@ -304,7 +309,14 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('schema', async (args: z.infer<typeof MCP_INPUTS.schema>, runtime) =>
-      bounded(schemaText(await readSchema(runtime, args.table !== undefined ? { table: args.table } : {}))),
+      bounded(
+        schemaText(
+          await readSchema(runtime, {
+            policy: await policyOf(runtime),
+            ...(args.table !== undefined ? { table: args.table } : {}),
+          }),
+        ),
+      ),
     ),
   );
 
@@ -320,7 +332,12 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     },
     guarded('schema_context', async (args: z.infer<typeof MCP_INPUTS.schema_context>, runtime) =>
       bounded(
-        await schemaContext(runtime, args.question, { onWarning: (message) => log(`warning: ${message}`) }),
+        await schemaContext(
+          runtime,
+          args.question,
+          { onWarning: (message) => log(`warning: ${message}`) },
+          { policy: await policyOf(runtime) },
+        ),
       ),
     ),
   );
@@ -464,7 +481,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   // Resources: the whole catalog, and one per table.
   const readForResource = (table?: string) =>
     lease.use((runtime) =>
-      resourceRead(() => readSchema(runtime, table !== undefined ? { table } : {}), log),
+      resourceRead(
+        async () =>
+          readSchema(runtime, { policy: await policyOf(runtime), ...(table !== undefined ? { table } : {}) }),
+        log,
+      ),
     );
   server.registerResource(
     'schema',

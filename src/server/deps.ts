@@ -9,7 +9,8 @@ import type { MemoryApp } from '../app/memory.js';
 import type { SqlRuntime } from '../app/run-sql.js';
 import type { CatalogSource } from '../app/schema.js';
 import type { SchemaContextRuntime } from '../app/schema-context.js';
-import type { UserDirectory } from '../app/users.js';
+import type { Principal, UserDirectory } from '../app/users.js';
+import type { EffectivePolicy } from '../policy/types.js';
 
 /** The memory the routes hand to the use cases of `src/app` (the routes never read the store). */
 export type ServerMemory = MemoryApp;
@@ -85,6 +86,11 @@ export interface ServerDeps {
   schema: ServerSchema;
   health(): Promise<HealthReport>;
   settings(): ServerSettings;
+  /**
+   * The data policy of a request's principal (what they may see of the schema, privacy mode);
+   * default nothing restricted.
+   */
+  policyFor?(principal: Principal): Promise<EffectivePolicy>;
   /** Access log sink; default none. */
   log?: (entry: AccessLogEntry) => void;
   /** Folder of the built web UI (`dist/web`); absent or missing: API only. */

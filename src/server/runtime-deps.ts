@@ -58,6 +58,8 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     webRoot: options.webRoot,
     allowedHosts: options.allowedHosts,
     maxRequestsPerUser: config.maxRequestsPerUser,
+    policyFor: (principal) =>
+      runtime.policyFor(principal.user, principal.team !== undefined ? { team: principal.team } : {}),
     memory,
     assistant() {
       if (!assistant) {

@@ -210,6 +210,7 @@ export const AskResponseSchema = z
     path: z.enum(['model', 'example', 'rules']).optional(),
     /** The saved example reused (path `example`). */
     exampleId: z.string().optional(),
+    privacyMode: z.boolean().optional(),
   })
   .openapi('AskResponse');
 

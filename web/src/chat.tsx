@@ -50,6 +50,8 @@ interface Turn {
   notes: string[];
   /** Answered without the model: the badge text, e.g. "from saved example 1a2b3c4d". */
   path?: string;
+  /** The user's data policy kept the rows from the model (privacy mode). */
+  privacy?: boolean;
   error?: string;
   feedback?: string;
 }
@@ -475,7 +477,11 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
               break;
             case 'done':
               if (typeof d.conversationId === 'string') setConversationId(d.conversationId);
-              patch(key, { status: 'done', stage: STAGES.length });
+              patch(key, {
+                status: 'done',
+                stage: STAGES.length,
+                ...(d.privacyMode ? { privacy: true } : {}),
+              });
               break;
             case 'error':
               patch(key, { status: 'error', error: (d.error as { message: string }).message });
@@ -625,6 +631,9 @@ export function ChatPanel({ onLearned }: { onLearned: () => void }) {
                 </p>
               ))}
               {t.answer && <p class="answer">{t.answer}</p>}
+              {t.privacy && (
+                <p class="note privacy">Answers are written without showing the data to the model.</p>
+              )}
               {t.kind === 'past' && !t.rows && typeof t.rowCount === 'number' && (
                 <p class="muted">
                   {t.rowCount} row{t.rowCount === 1 ? '' : 's'} when asked (rows are not stored)

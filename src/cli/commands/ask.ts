@@ -7,6 +7,7 @@ import { lastConversationId } from '../../app/conversations.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';
+import type { EffectivePolicy } from '../../policy/types.js';
 import { pc } from '../colors.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
@@ -35,7 +36,12 @@ export interface AnswerOptions {
   noModel?: boolean;
   /** Where the result is printed (`chat` notes name chat's own ways); default a command. */
   surface?: 'command' | 'chat';
+  /** The user's data policy (what they may see, privacy mode); default nothing restricted. */
+  policy?: EffectivePolicy;
 }
+
+/** The line printed after an answer written in privacy mode (the web UI says the same). */
+export const PRIVACY_MODE_NOTE = 'Privacy mode: answers are written without showing the data to the model.';
 
 /** `text [3f2a9c1b]` items for the "Applied:" line: the short id is what `--without` and `memory show` take. */
 export function appliedLine(memories: { id: string; text: string }[]): string {
@@ -80,6 +86,7 @@ export async function answerQuestion(
       confirmDeletes: options.confirmDeletes,
       timeZone: userTimeZone(io.env),
       noModel: options.noModel,
+      ...(options.policy ? { policy: options.policy } : {}),
     });
     let doc: AskDocument;
     for (;;) {
@@ -153,6 +160,7 @@ export async function answerQuestion(
             io.stdout.write(`${pc.dim(appliedLine(appliedMemories))}\n`);
           if (human && recalledMemories.length > 0)
             io.stdout.write(`${pc.dim(recalledLine(recalledMemories))}\n`);
+          if (human && step.outcome.privacyMode) io.stderr.write(`${pc.dim(PRIVACY_MODE_NOTE)}\n`);
           break;
         }
         default:
@@ -225,6 +233,10 @@ export async function runAsk(
           without: opts.without,
           confirmDeletes: opts.yes === true,
           noModel: opts.noModel,
+          policy: await runtime.policyFor(
+            config.user,
+            config.team !== undefined ? { team: config.team } : {},
+          ),
         });
         // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
         return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

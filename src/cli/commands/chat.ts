@@ -8,6 +8,7 @@ import { lastConversationId } from '../../app/conversations.js';
 import { listMemories } from '../../app/memory.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { userTimeZone } from '../../memory/expiry.js';
+import { visibleSchema } from '../../policy/visibility.js';
 import type { MemoryRuntime } from '../../runtime/memory-runtime.js';
 import { pc } from '../colors.js';
 import type { CliIO } from '../io.js';
@@ -46,7 +47,12 @@ export async function runChat(
     async (runtime, config) => {
       const db = await runtime.database();
       const assistant = await runtime.assistant();
-      const { schema } = await assistant.schema();
+      const policy = await runtime.policyFor(
+        config.user,
+        config.team !== undefined ? { team: config.team } : {},
+      );
+      // The banner counts the tables this user may see.
+      const schema = visibleSchema((await assistant.schema()).schema, policy);
       const memory = config.memoryEnabled ? await runtime.memory().catch(() => undefined) : undefined;
       const scope = { user: config.user };
       let conversationId: string = randomUUID();
@@ -100,6 +106,7 @@ export async function runChat(
                 surface: 'chat',
                 user: config.user,
                 team: config.team,
+                policy,
                 maxRows: config.maxRows,
                 signal: current.signal,
                 conversationId,

@@ -18,17 +18,26 @@ const PROGRESS_MIN_TABLES = 50;
 /** Runs `schema context`. */
 export async function runSchemaContext(io: CliIO, opts: GlobalOptions, question: string): Promise<number> {
   const json = Boolean(opts.json);
-  return withRuntime(io, opts, async (runtime) => {
+  return withRuntime(io, opts, async (runtime, config) => {
+    const policy = await runtime.policyFor(
+      config.user,
+      config.team !== undefined ? { team: config.team } : {},
+    );
     const bar = progressBar(io, 'Indexing schema', (done, total) => `${done}/${total} tables`);
     let showed = false;
-    const doc = await schemaContext(runtime, question, {
-      onProgress: (done, total) => {
-        if (total < PROGRESS_MIN_TABLES) return;
-        showed = true;
-        bar.update(done, total);
+    const doc = await schemaContext(
+      runtime,
+      question,
+      {
+        onProgress: (done, total) => {
+          if (total < PROGRESS_MIN_TABLES) return;
+          showed = true;
+          bar.update(done, total);
+        },
+        onWarning: (message) => io.stderr.write(`${pc.yellow('warning:')} ${message}\n`),
       },
-      onWarning: (message) => io.stderr.write(`${pc.yellow('warning:')} ${message}\n`),
-    });
+      { policy },
+    );
     if (showed) bar.done();
     if (json) {
       printJson(io, doc);

@@ -12,8 +12,13 @@ import { withRuntime } from '../with-runtime.js';
 /** Runs `schema`. */
 export async function runSchema(io: CliIO, opts: GlobalOptions): Promise<number> {
   const json = Boolean(opts.json);
-  return withRuntime(io, opts, async (runtime) => {
-    const schema = await readSchema(runtime);
+  return withRuntime(io, opts, async (runtime, config) => {
+    // The user sees the tables and columns their data policy lets them read, nothing else.
+    const policy = await runtime.policyFor(
+      config.user,
+      config.team !== undefined ? { team: config.team } : {},
+    );
+    const schema = await readSchema(runtime, { policy });
     if (json) {
       printJson(io, schema);
     } else {

@@ -84,6 +84,7 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       ...(body.skipAnswer ? { skipAnswer: true } : {}),
       // The browser's zone: days a message names ("until Friday") are the user's days.
       ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
+      ...(deps.policyFor ? { policy: await deps.policyFor(principal) } : {}),
     };
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();

@@ -92,10 +92,15 @@ const context = createRoute({
 export function registerSchema(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(catalog, async (c) => {
     const refresh = c.req.valid('query').refresh === 'true';
-    return c.json(await readSchema(deps.schema, { refresh }), 200);
+    const policy = await deps.policyFor?.(c.get('principal'));
+    return c.json(await readSchema(deps.schema, { refresh, ...(policy ? { policy } : {}) }), 200);
   });
 
   app.openapi(context, async (c) => {
-    return c.json(await schemaContext(deps.schema, c.req.valid('json').question), 200);
+    const policy = await deps.policyFor?.(c.get('principal'));
+    return c.json(
+      await schemaContext(deps.schema, c.req.valid('json').question, {}, policy ? { policy } : {}),
+      200,
+    );
   });
 }

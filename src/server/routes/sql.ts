@@ -63,6 +63,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
+    const policy = await deps.policyFor?.(principal);
     // The published schema describes exactly the SQL document (checked here at compile time).
     const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
       await runSql(
@@ -71,6 +72,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
           signal: controller.signal,
           user: principal.user,
           ...(principal.team !== undefined ? { team: principal.team } : {}),
+          ...(policy ? { policy } : {}),
         },
         deps.sql,
       ),
