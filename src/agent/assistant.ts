@@ -4,6 +4,7 @@
  * a {@link Step} so the CLI, HTTP/SSE and the UI see the same progress.
  */
 
+import type { StatementListener } from '../core/audit.js';
 import { SqlrecallError } from '../core/errors.js';
 import { checkQuestion } from '../core/limits.js';
 import type { ChatModel, DatabaseConnector, EmbeddingModel } from '../core/ports.js';
@@ -122,6 +123,8 @@ export interface AskInput {
   confirmDeletes?: boolean;
   /** Answer only from saved examples and rules, never calling the model (`ask --no-model`). */
   noModel?: boolean;
+  /** Told of every statement run or refused for this message (the audit trail). */
+  onStatement?: StatementListener;
   /**
    * The user's IANA time zone, for days a message names ("until Friday"); default
    * `SQLRECALL_TZ`, else the process's zone (see `memory/expiry.ts`).
@@ -247,6 +250,7 @@ export class Assistant {
       ...(this.options.preferences ? { preferences: this.options.preferences } : {}),
       ...(input.without ? { without: input.without } : {}),
       valueHints: this.valueHints,
+      ...(input.onStatement ? { onStatement: input.onStatement } : {}),
     });
     const startHint = this.options.modelStartHint;
     if (!found) throw modelNeededError(why, modelError, undefined, startHint);
@@ -392,6 +396,7 @@ export class Assistant {
         signal: input.signal,
         valueHints: this.valueHints,
         ...(session.searchPath ? { searchPath: session.searchPath } : {}),
+        ...(input.onStatement ? { onStatement: input.onStatement } : {}),
       },
       required,
       { question, setAside, undecided },

@@ -6,6 +6,7 @@
  * on the way.
  */
 import type { AskInput } from '../agent/assistant.js';
+import type { StatementListener } from '../core/audit.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { MessageKind } from '../core/memory.js';
 import type { AppliedMemory, AskOutcome, Attempt, MemoryChange, Step } from '../core/steps.js';
@@ -104,6 +105,8 @@ export interface AskRequest {
   timeZone?: string;
   /** Aborting it stops the model call and cancels the running statement. */
   signal?: AbortSignal;
+  /** Told of every statement run or refused for this message (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** The pipeline input of a request. */
@@ -119,6 +122,7 @@ function inputOf(request: AskRequest): AskInput {
     ...(request.noModel ? { noModel: true } : {}),
     ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onStatement ? { onStatement: request.onStatement } : {}),
   };
 }
 

@@ -8,6 +8,7 @@
  */
 import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
+import type { StatementListener } from '../core/audit.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 
@@ -65,6 +66,8 @@ export interface RunSqlRequest {
   sql: string;
   /** Aborting it cancels the running statement on the server. */
   signal?: AbortSignal;
+  /** Told of the statement once it ran, failed or was refused (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** A statement that ran: as the guard normalised it, and its rows. */
@@ -91,6 +94,7 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
     timeoutMs: limits.statementTimeoutMs,
     maxBytes: limits.maxResultBytes,
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onStatement ? { onStatement: request.onStatement } : {}),
   });
 }
 

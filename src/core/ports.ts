@@ -129,6 +129,11 @@ export interface QueryResult {
   /** Why the rows stop early (set only when `truncated`): the row cap or the byte budget. */
   truncatedReason?: 'max_rows' | 'max_bytes';
   durationMs: number;
+  /**
+   * The data policies that shaped the statement before it ran (`team sales`), set by the layer
+   * that enforces them; absent when none applied. The audit trail records them.
+   */
+  policies?: readonly string[];
 }
 
 /** Options of {@link DatabaseConnector.execute}. */
