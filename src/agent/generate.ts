@@ -385,7 +385,9 @@ async function* extractAndGuard(
     const joined = extracted.statements.join(';\n');
     attempts.push({ sql: joined, error: `refused: ${extracted.reason}` });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
-    const refusal = guardRefusal(extracted.reason, 'multiple-statements', { details: { sql: joined, attempts } });
+    const refusal = guardRefusal(extracted.reason, 'multiple-statements', {
+      details: { sql: joined, attempts },
+    });
     notifyStatement(input.onStatement, failedStatement(joined, origin, refusal));
     throw refusal;
   }

@@ -259,6 +259,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
         ...(args.without !== undefined ? { without: args.without } : {}),
         signal,
+        onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp', question: args.question }),
       });
       return textResult(boundedJson(doc, maxBytes));
     }),
@@ -275,7 +276,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      const run = await runSql({ sql: args.sql, signal }, sqlRuntimeOf(runtime));
+      const run = await runSql(
+        { sql: args.sql, signal, onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp' }) },
+        sqlRuntimeOf(runtime),
+      );
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );

@@ -4,6 +4,7 @@
 
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
 import { lastConversationId } from '../../app/conversations.js';
+import type { StatementListener } from '../../core/audit.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';
@@ -35,6 +36,8 @@ export interface AnswerOptions {
   noModel?: boolean;
   /** Where the result is printed (`chat` notes name chat's own ways); default a command. */
   surface?: 'command' | 'chat';
+  /** Told of every statement run or refused for the question (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** `text [3f2a9c1b]` items for the "Applied:" line: the short id is what `--without` and `memory show` take. */
@@ -80,6 +83,7 @@ export async function answerQuestion(
       confirmDeletes: options.confirmDeletes,
       timeZone: userTimeZone(io.env),
       noModel: options.noModel,
+      ...(options.onStatement ? { onStatement: options.onStatement } : {}),
     });
     let doc: AskDocument;
     for (;;) {
@@ -225,6 +229,7 @@ export async function runAsk(
           without: opts.without,
           confirmDeletes: opts.yes === true,
           noModel: opts.noModel,
+          onStatement: runtime.auditListener({ user: config.user, frontEnd: 'cli', question }),
         });
         // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
         return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

@@ -6,9 +6,10 @@
  */
 import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
 import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
+import type { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/config.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
-import { Runtime } from '../../runtime/runtime.js';
+import { auditLogFor, Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
@@ -38,6 +39,7 @@ async function readStdin(io: CliIO): Promise<string> {
 export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
+  let audit: AuditLog | undefined;
   let config: Config | undefined;
   let sql = given;
   const interrupt = onInterrupt(io);
@@ -52,8 +54,14 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
       });
     // The database opens only for a statement the guard accepts (or to resolve an allowlist).
     const settings = config;
+    // Recorded in the audit journal even when no database opens (a refused statement).
+    audit = auditLogFor(settings);
     const run = await runSqlUseCase(
-      { sql, signal: interrupt.signal },
+      {
+        sql,
+        signal: interrupt.signal,
+        onStatement: audit.listener({ user: settings.user, frontEnd: 'cli' }),
+      },
       sqlRuntimeOf({
         config: settings,
         database: () => {
@@ -73,6 +81,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   } finally {
     interrupt.dispose();
     await runtime?.close();
+    await audit?.close();
     // With SQLRECALL_KEEP_WARM, the embedded database this run started stays open in the background.
     if (runtime && config && config.keepWarmSeconds > 0)
       (await import('../keep-warm.js')).startKeepWarmHolder(io, config);

@@ -84,6 +84,15 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       ...(body.skipAnswer ? { skipAnswer: true } : {}),
       // The browser's zone: days a message names ("until Friday") are the user's days.
       ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
+      ...(deps.audit
+        ? {
+            onStatement: deps.audit.listener({
+              user: principal.user,
+              frontEnd: 'http',
+              question: body.question,
+            }),
+          }
+        : {}),
     };
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();

@@ -50,11 +50,15 @@ const route = createRoute({
 /** Registers `POST /api/sql`. */
 export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
   app.openapi(route, async (c) => {
-    c.get('principal'); // signed in (the auth middleware already refused anyone else)
+    const principal = c.get('principal'); // signed in (the auth middleware refused anyone else)
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const { sql: checked, result } = await runSql({ sql, signal: controller.signal }, deps.sql);
+    const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
+    const { sql: checked, result } = await runSql(
+      { sql, signal: controller.signal, ...(onStatement ? { onStatement } : {}) },
+      deps.sql,
+    );
     return c.json(
       {
         sql: checked,
