@@ -85,7 +85,7 @@ export class AuditJournal {
   append(record: AuditRecord): void {
     if (this.fd === undefined) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      this.fd = openSync(this.path, 'a', 0o600);
+      this.fd = openSync(this.path, 'a+', 0o600);
     }
     writeSync(this.fd, `${JSON.stringify(record)}\n`);
   }
