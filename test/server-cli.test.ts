@@ -15,10 +15,14 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 it('adds, lists, rotates and removes users; only hashes are stored', async () => {
   const env = { SQLRECALL_HOME: home };
-  const added = await runSqlrecall(['users', 'add', 'zed', '--team', 'ops', '--admin', '--json'], { env });
+  const added = await runSqlrecall(['users', 'add', 'zed', '--team', 'ops', '--team-admin', '--json'], {
+    env,
+  });
   expect(added.code).toBe(0);
   const { token } = JSON.parse(added.stdout) as { token: string };
   expect(token).toMatch(TOKEN_PATTERN);
+  const boss = await runSqlrecall(['users', 'add', 'boss', '--admin', '--json'], { env });
+  expect(JSON.parse(boss.stdout)).toMatchObject({ user: 'boss', admin: true, teamRole: null });
   const again = await runSqlrecall(['users', 'add', 'zed'], { env });
   expect(again.code).toBe(2);
   expect(again.stderr).toContain('exists already');
@@ -32,6 +36,7 @@ it('adds, lists, rotates and removes users; only hashes are stored', async () =>
   try {
     const users = new UserDirectory(client);
     expect(await users.authenticate(token)).toBeNull();
+    // --team-admin: the team role only; an administrator of sqlrecall is `--admin`.
     expect(await users.authenticate(fresh!)).toEqual({ user: 'zed', team: 'ops', teamRole: 'admin' });
     const rows = await client.query<{ token_hash: string }>('SELECT token_hash FROM sqlrecall_tokens');
     expect(rows.map((r) => r.token_hash)).toEqual([hashToken(fresh!)]);
@@ -44,5 +49,7 @@ it('adds, lists, rotates and removes users; only hashes are stored', async () =>
   // Issue 10: removal archives the account's memories (none here) instead of deleting them.
   expect(JSON.parse(removed.stdout)).toEqual({ user: 'zed', removed: true, archivedMemories: 0 });
   expect((await runSqlrecall(['users', 'remove', 'zed'], { env })).code).toBe(2);
+  expect((await runSqlrecall(['users', 'list'], { env })).stdout).toContain('boss  administrator');
+  expect((await runSqlrecall(['users', 'remove', 'boss'], { env })).code).toBe(0);
   expect((await runSqlrecall(['users', 'list'], { env })).stdout).toContain('No users yet');
 });
