@@ -33,6 +33,13 @@ import type { AuditRecord } from '../core/audit.js';
 /** Writes a batch of records somewhere durable (the audit table); resolves once they are stored. */
 export type AuditSink = (records: readonly AuditRecord[]) => Promise<unknown>;
 
+/**
+ * Journal files this process has open: a file of this process id that is not among them belongs
+ * to an audit log already closed (a runtime of an earlier command in the same process), so it is
+ * taken over like a dead process's.
+ */
+const OPEN_HERE = new Set<string>();
+
 const FILE = /^journal-([A-Za-z0-9._]+)-(\d+)-[0-9a-f]+\.jsonl(?:\.taken-(\d+))?$/;
 
 /** Host part of a file name: letters, digits, `.` and `_` (other characters become `_`). */
@@ -86,6 +93,7 @@ export class AuditJournal {
     if (this.fd === undefined) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.fd = openSync(this.path, 'a+', 0o600);
+      OPEN_HERE.add(this.path);
     }
     writeSync(this.fd, `${JSON.stringify(record)}\n`);
   }
@@ -137,7 +145,10 @@ export class AuditJournal {
       const match = FILE.exec(name);
       if (!match || match[1] !== this.host) continue;
       const owner = Number(match[3] ?? match[2]);
-      if (owner === process.pid || processAlive(owner)) continue;
+      if (owner === process.pid) {
+        // Ours: taken over only when no audit log of this process still writes it.
+        if (match[3] !== undefined || OPEN_HERE.has(join(this.dir, name))) continue;
+      } else if (processAlive(owner)) continue;
       const base = name.replace(/\.taken-\d+$/, '');
       const taken = join(this.dir, `${base}.taken-${process.pid}`);
       try {
@@ -159,6 +170,7 @@ export class AuditJournal {
     const empty = fstatSync(this.fd).size <= this.drained;
     closeSync(this.fd);
     this.fd = undefined;
+    OPEN_HERE.delete(this.path);
     if (empty) {
       try {
         unlinkSync(this.path);
