@@ -26,11 +26,12 @@ const { createPgliteClient, migrate } = await dist('memory/store/index.js');
 const { MEMORY_SERIES } = await dist('memory/store/migrations.js');
 const { SCHEMA_INDEX_SERIES } = await dist('linking/pg-store.js');
 const { USERS_SERIES } = await dist('app/users.js');
+const { AUDIT_SERIES } = await dist('audit/store.js');
 const { runMigrations } = await dist('databases/postgres/migrate.js');
 const { seedFromTemplate } = await dist('databases/pglite/template.js');
 // Each series with its versions, e.g. `memory:1,2,3 schema_index:1 users:1,2`: a new step, a new
 // series or a new ledger shape changes it, and so rebuilds the template.
-const migrations = [MEMORY_SERIES, SCHEMA_INDEX_SERIES, USERS_SERIES]
+const migrations = [MEMORY_SERIES, SCHEMA_INDEX_SERIES, USERS_SERIES, AUDIT_SERIES]
   .map((series) => `${series.component}:${series.migrations.map((m) => m.version).join(',')}`)
   .join(' ');
 
@@ -75,6 +76,7 @@ try {
     await migrate(client);
     await runMigrations(client, SCHEMA_INDEX_SERIES);
     await runMigrations(client, USERS_SERIES);
+    await runMigrations(client, AUDIT_SERIES);
   } finally {
     await client.close();
   }

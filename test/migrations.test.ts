@@ -1,6 +1,6 @@
 /**
- * The one migration runner (src/databases/postgres/migrate.ts) and the three series it runs: the
- * memory store's, the user directory's and the schema index's. On embedded PGlite always, and on
+ * The one migration runner (src/databases/postgres/migrate.ts) and the four series it runs: the
+ * memory store's, the user directory's, the schema index's and the audit trail's. On embedded PGlite always, and on
  * the server PostgreSQL of TEST_DATABASE_URL (a temporary database) when it offers pgvector:
  * - from every earlier version of each series (a database migrated to 1..k with rows written at
  *   that version), the runner applies exactly the missing steps, the schema equals a fresh one and
@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken, newToken, USERS_SERIES, UserDirectory } from '../src/app/users.js';
+import { AUDIT_SERIES, AuditStore } from '../src/audit/store.js';
 import {
   checkSeries,
   LEGACY_COMPONENT,
@@ -30,7 +31,7 @@ import { createPostgresClient, type SqlClient, type SqlSession } from '../src/me
 import { createStoreHarness, SERVER_STORE_SKIP, type StoreHarness } from './support/memory-store.js';
 import { tempDir } from './support/temp-dir.js';
 
-const SERIES = [MEMORY_SERIES, USERS_SERIES, SCHEMA_INDEX_SERIES] as const;
+const SERIES = [MEMORY_SERIES, USERS_SERIES, SCHEMA_INDEX_SERIES, AUDIT_SERIES] as const;
 
 /** The user-table DDL of the first multi-user release (users and tokens, no archives), verbatim. */
 const OLD_USERS_DDL_FIRST = [
@@ -292,6 +293,18 @@ const usersFixture: Fixture = {
     expect(await client.query('SELECT archive_scope, reason FROM sqlrecall_user_archives')).toEqual(
       k >= 2 ? [{ archive_scope: 'archived:x:bob', reason: 'removed' }] : [],
     );
+    // Users from before administrators existed are not administrators.
+    expect(await client.query('SELECT name, is_admin FROM sqlrecall_users')).toEqual([
+      { name: 'ann', is_admin: false },
+    ]);
+  },
+};
+
+const auditFixture: Fixture = {
+  async write() {},
+  async check(client) {
+    const store = new AuditStore(client);
+    expect(await store.list()).toEqual([]);
   },
 };
 
@@ -326,6 +339,7 @@ const FIXTURES = new Map<string, Fixture>([
   [MEMORY_SERIES.component, memoryFixture],
   [USERS_SERIES.component, usersFixture],
   [SCHEMA_INDEX_SERIES.component, schemaIndexFixture],
+  [AUDIT_SERIES.component, auditFixture],
 ]);
 
 type Engine = 'pglite' | 'server';
@@ -406,6 +420,7 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
       await store.sql();
       await new UserDirectory(client).init();
       await new PgSchemaIndexStore(client).init();
+      await new AuditStore(client).init();
 
       expect(await snapshot(client)).toEqual(fresh.get('all'));
       expect(await ledger(client)).toEqual(

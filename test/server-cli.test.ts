@@ -15,7 +15,9 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 it('adds, lists, rotates and removes users; only hashes are stored', async () => {
   const env = { SQLRECALL_HOME: home };
-  const added = await runSqlrecall(['users', 'add', 'zed', '--team', 'ops', '--admin', '--json'], { env });
+  const added = await runSqlrecall(['users', 'add', 'zed', '--team', 'ops', '--team-admin', '--json'], {
+    env,
+  });
   expect(added.code).toBe(0);
   const { token } = JSON.parse(added.stdout) as { token: string };
   expect(token).toMatch(TOKEN_PATTERN);
@@ -32,6 +34,7 @@ it('adds, lists, rotates and removes users; only hashes are stored', async () =>
   try {
     const users = new UserDirectory(client);
     expect(await users.authenticate(token)).toBeNull();
+    // --team-admin: the team role only; an administrator of sqlrecall is `--admin`.
     expect(await users.authenticate(fresh!)).toEqual({ user: 'zed', team: 'ops', teamRole: 'admin' });
     const rows = await client.query<{ token_hash: string }>('SELECT token_hash FROM sqlrecall_tokens');
     expect(rows.map((r) => r.token_hash)).toEqual([hashToken(fresh!)]);

@@ -3,6 +3,7 @@
  * carries. Kept apart from the class so the pipeline's parts can name them without importing it.
  */
 
+import type { StatementListener } from '../core/audit.js';
 import type { ChatModel, DatabaseConnector, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { EffectivePolicy } from '../policy/types.js';
@@ -117,4 +118,6 @@ export interface AskInput {
    * nothing restricted.
    */
   policy?: EffectivePolicy;
+  /** Told of every statement run or refused for this message (the audit trail). */
+  onStatement?: StatementListener;
 }

@@ -5,6 +5,7 @@
  * neither fits with certainty, the answer is an error that says the model is needed and how to
  * start it (exit 5). Nothing here guesses.
  */
+import type { StatementListener } from '../core/audit.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { Memory, MemoryScope } from '../core/memory.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
@@ -56,6 +57,8 @@ export interface FallbackInput {
   without?: readonly string[];
   /** Value hints per table (enum labels, sampled values): the rules' filters are confirmed by them. */
   valueHints?: (table: Table) => Promise<ValueHint[]>;
+  /** Told of every statement run or refused (the audit trail); see `RunSqlInput.onStatement`. */
+  onStatement?: StatementListener;
   /** Use saved examples (default true) and rules (default true). */
   useExamples?: boolean;
   useRules?: boolean;
@@ -196,6 +199,8 @@ export async function answerWithoutModel(
       maxRows: input.maxRows,
       timeoutMs: input.timeoutMs,
       signal: input.signal,
+      onStatement: input.onStatement,
+      origin: 'fallback',
     });
   if (input.useExamples !== false) {
     const examples = await loadExamples(input);

@@ -6,6 +6,7 @@
  * model that says the schema cannot answer the question gets an honest answer, not invented SQL.
  * Every attempt is recorded; every stage reports a {@link Step}.
  */
+import { failedStatement, notifyStatement, type StatementListener } from '../core/audit.js';
 import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
@@ -60,6 +61,11 @@ export interface GenerateInput {
   allowTables?: readonly string[];
   /** Sampled value hints per table, for the empty-result check; without it no check runs. */
   valueHints?: ValueHintSource;
+  /**
+   * Told of every statement that ran, failed in the database or was refused (the audit trail);
+   * the value-sampling reads of the empty-result check are the pipeline's own, not reported.
+   */
+  onStatement?: StatementListener;
   /**
    * Samples one column for the empty-result check when the value hints leave it out; default a
    * bounded sampler over `db` (`createColumnSampler`). A user with a row policy passes one that
@@ -198,7 +204,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
     const reason = cannotAnswerReason(reply);
     if (reason !== undefined) return { sql: null, result: EMPTY_RESULT, attempts, unanswerable: reason };
     const canRepair = repairs < input.maxRepairs;
-    const guarded = yield* extractAndGuard(reply, input, attempts, canRepair);
+    const guarded = yield* extractAndGuard(reply, input, attempts, canRepair, attempt);
     if (!guarded.ok) {
       repairs += 1;
       yield { type: 'retried', attempt: attempt + 1, error: guarded.problem };
@@ -227,6 +233,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         signal: input.signal,
       });
     } catch (error) {
+      notifyStatement(input.onStatement, failedStatement(sql, attempt === 1 ? 'model' : 'repair', error));
       const repairable =
         error instanceof SqlrecallError && error.code === 'db_query' && !error.details.cancelled;
       const said = error instanceof Error ? error.message : String(error);
@@ -245,6 +252,13 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       messages = buildRepairMessages(input.messages, sql, message);
       continue;
     }
+    notifyStatement(input.onStatement, {
+      sql,
+      origin: attempt === 1 ? 'model' : 'repair',
+      outcome: 'ran',
+      rowCount: result.rowCount,
+      ...(result.policies?.length ? { policies: result.policies } : {}),
+    });
     if (looksEmpty(result) && input.schema && input.valueHints && !input.privacy) {
       const filters = await checkEmptyResult(
         sql,
@@ -388,14 +402,20 @@ async function* extractAndGuard(
   input: GenerateInput,
   attempts: Attempt[],
   canRepair: boolean,
+  attempt: number,
 ): AsyncGenerator<Step, Guarded> {
+  const origin = attempt === 1 ? 'model' : 'repair';
   const extracted = extractSql(text);
   if (!extracted.ok && extracted.statements) {
     // Several statements at once is what an injection looks like: a refusal, not a parse failure.
     const joined = extracted.statements.join(';\n');
     attempts.push({ sql: joined, error: refusalText(extracted.reason) });
     yield { type: 'refused', sql: joined, reason: extracted.reason };
-    throw guardRefusal(extracted.reason, 'multiple-statements', { details: { sql: joined, attempts } });
+    const refusal = guardRefusal(extracted.reason, 'multiple-statements', {
+      details: { sql: joined, attempts },
+    });
+    notifyStatement(input.onStatement, failedStatement(joined, origin, refusal));
+    throw refusal;
   }
   if (!extracted.ok) {
     // A prose reply (a refusal, an explanation) is the model's reason: shown as it wrote it.
@@ -430,5 +450,7 @@ async function* extractAndGuard(
   }
   attempts.push({ sql: extracted.sql, error: refusalText(verdict.reason) });
   yield { type: 'refused', sql: extracted.sql, reason: verdict.reason };
-  throw guardRefusal(verdict.reason, verdict.rule, { details: { sql: extracted.sql, attempts } });
+  const refusal = guardRefusal(verdict.reason, verdict.rule, { details: { sql: extracted.sql, attempts } });
+  notifyStatement(input.onStatement, failedStatement(extracted.sql, origin, refusal));
+  throw refusal;
 }

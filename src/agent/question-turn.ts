@@ -126,6 +126,7 @@ export async function* runQuestionTurn(
         : {}),
       ...(privacy ? { privacy: true } : {}),
       ...(session.searchPath ? { searchPath: session.searchPath } : {}),
+      ...(input.onStatement ? { onStatement: input.onStatement } : {}),
     },
     required,
     { question, setAside, undecided },

@@ -5,6 +5,12 @@
  * byte budget and statement timeout, read-only execution, cancelled through `signal`, and a "did
  * you mean" hint when a name is unknown. Front ends reach it through `app/run-sql.ts`.
  */
+import {
+  failedStatement,
+  notifyStatement,
+  type StatementListener,
+  type StatementOrigin,
+} from '../core/audit.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import { emptySql, guardRefusal } from '../core/refusal.js';
@@ -51,6 +57,13 @@ export interface RunSqlInput {
   maxBytes?: number;
   /** Aborting it cancels the running statement. */
   signal?: AbortSignal;
+  /**
+   * Told of the statement once it ran, failed in the database or was refused (the audit trail);
+   * never of an empty or over-long text, which is no statement.
+   */
+  onStatement?: StatementListener;
+  /** Who wrote the statement, for {@link RunSqlInput.onStatement}; default `person`. */
+  origin?: StatementOrigin;
 }
 
 /**
@@ -75,7 +88,12 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     // and a catalog that cannot be read fails the statement rather than guessing `public`.
     schema: allowTables.length > 0 ? await catalog() : undefined,
   });
-  if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
+  const origin = input.origin ?? 'person';
+  if (!verdict.ok) {
+    const refusal = guardRefusal(verdict.reason, verdict.rule);
+    notifyStatement(input.onStatement, failedStatement(text, origin, refusal));
+    throw refusal;
+  }
   const db = typeof input.db === 'function' ? await input.db() : input.db;
   try {
     const result = await db.execute(verdict.sql, {
@@ -84,8 +102,16 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
       ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
       signal: input.signal,
     });
+    notifyStatement(input.onStatement, {
+      sql: verdict.sql,
+      origin,
+      outcome: 'ran',
+      rowCount: result.rowCount,
+      ...(result.policies?.length ? { policies: result.policies } : {}),
+    });
     return { sql: verdict.sql, result };
   } catch (error) {
+    notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
     throw await withNameHint(error, verdict.sql, catalog);
   }
 }

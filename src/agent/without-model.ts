@@ -58,6 +58,7 @@ export async function* answerFromSavedWork(
     ...(options.preferences ? { preferences: options.preferences } : {}),
     ...(input.without ? { without: input.without } : {}),
     valueHints: view.hints,
+    ...(input.onStatement ? { onStatement: input.onStatement } : {}),
   });
   const startHint = options.modelStartHint;
   if (!found) throw modelNeededError(why, modelError, undefined, startHint);

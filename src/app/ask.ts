@@ -6,6 +6,7 @@
  * on the way.
  */
 import type { AskInput } from '../agent/assistant.js';
+import type { StatementListener } from '../core/audit.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { checkQuestion } from '../core/limits.js';
 import type { MessageKind } from '../core/memory.js';
@@ -115,6 +116,8 @@ export interface AskRequest {
   signal?: AbortSignal;
   /** The user's data policy (see `AskInput.policy`); default nothing restricted. */
   policy?: EffectivePolicy;
+  /** Told of every statement run or refused for this message (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** The pipeline input of a request. */
@@ -131,6 +134,7 @@ function inputOf(request: AskRequest): AskInput {
     ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.policy ? { policy: request.policy } : {}),
+    ...(request.onStatement ? { onStatement: request.onStatement } : {}),
   };
 }
 

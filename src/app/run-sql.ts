@@ -8,6 +8,7 @@
  */
 import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
+import type { StatementListener } from '../core/audit.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import type { EffectivePolicy } from '../policy/types.js';
@@ -86,6 +87,8 @@ export interface RunSqlRequest {
    * columns it lets them see. Default nothing restricted.
    */
   policy?: EffectivePolicy;
+  /** Told of the statement once it ran, failed or was refused (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** A statement that ran: as the guard normalised it, and its rows. */
@@ -118,6 +121,7 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
     timeoutMs: limits.statementTimeoutMs,
     maxBytes: limits.maxResultBytes,
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onStatement ? { onStatement: request.onStatement } : {}),
   });
 }
 

@@ -20,6 +20,11 @@ export interface Principal {
   /** The user's team, whose shared memories they read. */
   team?: string;
   teamRole?: TeamRole;
+  /**
+   * An administrator of sqlrecall (`users add --admin`): reads the audit trail and the policy
+   * status over HTTP. Unrelated to the team-admin role, which changes a team's memories.
+   */
+  admin?: boolean;
 }
 
 /** A user as listed by `users list` (no token material). */
@@ -89,6 +94,13 @@ export const USERS_SERIES: MigrationSeries = {
    )`,
       ],
     },
+    {
+      version: 3,
+      description: 'administrators (read the audit trail and the policy status)',
+      statements: [
+        'ALTER TABLE sqlrecall_users ADD COLUMN IF NOT EXISTS is_admin boolean NOT NULL DEFAULT false',
+      ],
+    },
   ],
 };
 
@@ -154,7 +166,7 @@ export class UserDirectory {
    */
   async addUser(
     given: string,
-    options: { team?: string; teamRole?: TeamRole; restoreMemories?: boolean } = {},
+    options: { team?: string; teamRole?: TeamRole; admin?: boolean; restoreMemories?: boolean } = {},
   ): Promise<AddedUser> {
     checkName(given);
     const name = given.normalize('NFKC');
@@ -173,11 +185,10 @@ export class UserDirectory {
         );
       const conflict = userNameConflict(name, names);
       if (conflict) throw new SqlrecallError('usage', conflict);
-      await tx.query('INSERT INTO sqlrecall_users (name, team, team_role) VALUES ($1, $2, $3)', [
-        name,
-        options.team ?? null,
-        options.teamRole ?? 'member',
-      ]);
+      await tx.query(
+        'INSERT INTO sqlrecall_users (name, team, team_role, is_admin) VALUES ($1, $2, $3, $4)',
+        [name, options.team ?? null, options.teamRole ?? 'member', options.admin === true],
+      );
       await tx.query('INSERT INTO sqlrecall_tokens (token_hash, user_name) VALUES ($1, $2)', [
         hashToken(token),
         name,
@@ -226,6 +237,19 @@ export class UserDirectory {
     });
   }
 
+  /**
+   * Makes a user an administrator, or no longer one.
+   * @throws SqlrecallError `not_found` for an unknown user
+   */
+  async setAdmin(name: string, admin: boolean): Promise<string> {
+    await this.init();
+    const stored = await storedName(this.client, name);
+    if (stored === undefined)
+      throw new SqlrecallError('not_found', `There is no user ${name.slice(0, 100)}.`);
+    await this.client.query('UPDATE sqlrecall_users SET is_admin = $2 WHERE name = $1', [stored, admin]);
+    return stored;
+  }
+
   /** Every user, by name. */
   async list(): Promise<UserInfo[]> {
     await this.init();
@@ -233,16 +257,18 @@ export class UserDirectory {
       name: string;
       team: string | null;
       team_role: TeamRole;
+      is_admin: boolean;
       created_at: Date | string;
       tokens: number | string;
     }>(
-      `SELECT u.name, u.team, u.team_role, u.created_at,
+      `SELECT u.name, u.team, u.team_role, u.is_admin, u.created_at,
               (SELECT count(*) FROM sqlrecall_tokens t WHERE t.user_name = u.name) AS tokens
          FROM sqlrecall_users u ORDER BY u.name`,
     );
     return rows.map((r) => ({
       user: r.name,
       ...(r.team !== null ? { team: r.team, teamRole: r.team_role } : {}),
+      ...(r.is_admin ? { admin: true } : {}),
       createdAt: new Date(r.created_at).toISOString(),
       tokens: Number(r.tokens),
     }));
@@ -252,16 +278,23 @@ export class UserDirectory {
   async authenticate(token: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
     await this.init();
-    const rows = await this.client.query<{ name: string; team: string | null; team_role: TeamRole }>(
-      `SELECT u.name, u.team, u.team_role FROM sqlrecall_tokens t
+    const rows = await this.client.query<{
+      name: string;
+      team: string | null;
+      team_role: TeamRole;
+      is_admin: boolean;
+    }>(
+      `SELECT u.name, u.team, u.team_role, u.is_admin FROM sqlrecall_tokens t
          JOIN sqlrecall_users u ON u.name = t.user_name WHERE t.token_hash = $1`,
       [hashToken(token)],
     );
     const row = rows[0];
     if (!row) return null;
-    return row.team !== null
-      ? { user: row.name, team: row.team, teamRole: row.team_role }
-      : { user: row.name };
+    return {
+      user: row.name,
+      ...(row.team !== null ? { team: row.team, teamRole: row.team_role } : {}),
+      ...(row.is_admin ? { admin: true } : {}),
+    };
   }
 }
 

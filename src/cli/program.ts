@@ -265,11 +265,15 @@ function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: Fro
   program
     .command('users')
     .description(
-      'users of `serve --users`: add NAME [--team T] [--admin] [--restore-memories] | list | remove NAME | token NAME',
+      'users of `serve --users`: add NAME [--team T] [--admin] [--team-admin] [--restore-memories] | list | remove NAME | token NAME',
     )
     .argument('<command>', 'add, list, remove or token')
     .argument('[name]', 'user name')
-    .option('--admin', 'add: the user administers their team (changes team memories)')
+    .option(
+      '--admin',
+      'add: an administrator: reads the audit trail and the policy status (with --team, also administers the team)',
+    )
+    .option('--team-admin', 'add: the user administers their team (changes team memories)')
     .option(
       '--restore-memories',
       'add: bring back the memories and conversations of the most recently removed account of this name (a new account otherwise starts empty)',
@@ -293,6 +297,13 @@ function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: Fro
         await (await import('./commands/policy.js')).runPolicy(io, this.optsWithGlobals(), command, arg),
       );
     });
+
+  program
+    .command('audit')
+    .description('statements run or refused per user, newest first (the audit trail; --user NAME: one user)')
+    .option('--since <when>', 'only since this time: an ISO date or time, or a duration such as 24h or 7d')
+    .option('--limit <n>', 'most records (default 100, at most 1000)')
+    .action(run(async (opts) => (await import('./commands/audit.js')).runAudit(io, opts)));
 
   program
     .command('mcp')

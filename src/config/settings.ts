@@ -364,6 +364,16 @@ export const SETTINGS = {
     defaultText: 'CPUs − 1 (1–4)',
     help: 'threads `serve` parses long statements on (`0`: the main thread)',
   }),
+  /**
+   * Days the audit trail keeps a record of a statement run or refused; older records are deleted
+   * when the audit table is opened. Default 90.
+   */
+  auditRetentionDays: setting({
+    env: 'SQLRECALL_AUDIT_RETENTION_DAYS',
+    schema: (z) => int(z, 1, 36_500),
+    default: 90,
+    help: 'days the audit trail keeps each statement run or refused',
+  }),
   /** Most facts learned from one message. Default 2. */
   memoryMaxFacts: setting({
     env: 'SQLRECALL_MEMORY_MAX_FACTS',

@@ -266,6 +266,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
         ...(args.without !== undefined ? { without: args.without } : {}),
         signal,
+        onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp', question: args.question }),
       });
       if (end.ok) return textResult(boundedJson(end.doc, maxBytes));
       // A failed question: the same document as `ask --json` and the HTTP API give, as a tool error.
@@ -292,6 +293,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           user: config.user,
           ...(config.team !== undefined ? { team: config.team } : {}),
           policy: await policyOf(runtime),
+          onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp' }),
         },
         sqlRuntimeOf(runtime),
       );

@@ -4,11 +4,14 @@
  */
 import { join } from 'node:path';
 import type { Assistant } from '../agent/assistant.js';
+import { type AuditContext, AuditLog } from '../audit/log.js';
 import type { Config } from '../config/config.js';
+import type { StatementListener } from '../core/audit.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, DatabaseConnector } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
+import type { SqlClient } from '../memory/store/index.js';
 import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import type { PolicyUserContext } from '../policy/resolve.js';
 import type { PolicyEvent, PolicySource } from '../policy/source.js';
@@ -41,6 +44,14 @@ function withEarlyContextLength(source: ContextLengthSource, model: string): Con
   };
 }
 
+/**
+ * A new audit log of `config`: its journal under the home folder's `audit`, its retention. A
+ * command that opens no memory store leaves its records in the journal for the next one that does.
+ */
+export function auditLogFor(config: Config): AuditLog {
+  return new AuditLog({ dir: join(config.home, 'audit'), retentionDays: config.auditRetentionDays });
+}
+
 /** Where `sqlrecall demo` keeps its embedded shop database. */
 export function demoDatabaseDir(config: Config): string {
   return join(config.home, 'demo-shop');
@@ -61,6 +72,7 @@ export class Runtime {
   private memoryRuntime: Promise<MemoryRuntime> | undefined;
   private policies: Promise<PolicySource> | undefined;
   private policyEvents: ((event: PolicyEvent) => void) | undefined;
+  private auditLog: AuditLog | undefined;
 
   /**
    * `warn` receives one-line notices for the user (e.g. on stderr); `thinking` every piece of a
@@ -86,6 +98,11 @@ export class Runtime {
         openMemory(this.config, { chat, log, ...options }),
       );
       this.memoryRuntime = opening;
+      // The audit table lives beside the memories: records wait in the journal until it is open.
+      opening.then(
+        (memory) => memory.store.sql().then((client) => this.attachAudit(client)),
+        () => undefined,
+      );
       opening.catch(() => {
         if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
       });
@@ -372,8 +389,33 @@ export class Runtime {
     source.watch();
   }
 
+  /**
+   * The audit trail of this process (created on first use): every statement run or refused for a
+   * user goes to its journal at once and to the audit table once one is attached.
+   */
+  audit(): AuditLog {
+    this.auditLog ??= auditLogFor(this.config);
+    return this.auditLog;
+  }
+
+  /** The listener that records the statements of one question or request for `context`. */
+  auditListener(context: AuditContext): StatementListener {
+    return this.audit().listener(context);
+  }
+
+  /**
+   * Moves audit records to the table on `client` (the memory store's database) from now on:
+   * prunes past the retention and takes over the journals of finished processes. Never throws.
+   */
+  async attachAudit(client: SqlClient): Promise<void> {
+    const { AuditStore } = await import('../audit/store.js');
+    await this.audit().attach(new AuditStore(client));
+  }
+
   /** Closes the database connection and the memory store, if they were opened. */
   async close(): Promise<void> {
+    // Audit records go to the table before the store closes (those that cannot stay in the journal).
+    await this.auditLog?.close();
     const db = this.db;
     this.db = undefined;
     if (db) await db.then((d) => d.close()).catch(() => {});

@@ -18,6 +18,7 @@ import type { ServerDeps } from './deps.js';
 import { importLimits } from './import-limits.js';
 import { refuseCrossSite } from './origin.js';
 import { registerAsk } from './routes/ask.js';
+import { registerAudit } from './routes/audit.js';
 import { registerConversations } from './routes/conversations.js';
 import { registerMemories } from './routes/memories.js';
 import { registerSchema } from './routes/schema.js';
@@ -55,7 +56,12 @@ function authenticate(deps: ServerDeps): MiddlewareHandler<AppEnv> {
       // DNS rebinding.
       if (!allowed.has(hostName(c.req.url)))
         throw apiError('forbidden', 'This local server only answers requests for localhost.');
-      c.set('principal', { user: auth.user, ...(auth.team ? { team: auth.team, teamRole: 'admin' } : {}) });
+      // The local user runs the server on their own machine: its administrator.
+      c.set('principal', {
+        user: auth.user,
+        admin: true,
+        ...(auth.team ? { team: auth.team, teamRole: 'admin' } : {}),
+      });
       return next();
     }
     const header = c.req.header('authorization') ?? '';
@@ -173,6 +179,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
   registerConversations(app, deps);
   registerSchema(app, deps);
   registerSql(app, deps);
+  registerAudit(app, deps);
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -10,7 +10,20 @@ import type { SqlRuntime } from '../app/run-sql.js';
 import type { CatalogSource } from '../app/schema.js';
 import type { SchemaContextRuntime } from '../app/schema-context.js';
 import type { Principal, UserDirectory } from '../app/users.js';
+import type { AuditContext, AuditStatus } from '../audit/log.js';
+import type { AuditQuery } from '../audit/store.js';
+import type { AuditRecord, StatementListener } from '../core/audit.js';
 import type { EffectivePolicy } from '../policy/types.js';
+
+/** The audit trail as the routes use it: record per request, list for administrators. */
+export interface ServerAudit {
+  /** The listener recording the statements of one request. */
+  listener(context: AuditContext): StatementListener;
+  /** Stored records, newest first (records still in a journal are moved first). */
+  list(query: AuditQuery): Promise<AuditRecord[]>;
+  /** This process's audit write counters. */
+  status(): AuditStatus;
+}
 
 /** The memory the routes hand to the use cases of `src/app` (the routes never read the store). */
 export type ServerMemory = MemoryApp;
@@ -91,6 +104,8 @@ export interface ServerDeps {
    * default nothing restricted.
    */
   policyFor?(principal: Principal): Promise<EffectivePolicy>;
+  /** The audit trail; absent: nothing is recorded and `GET /api/audit` answers 404. */
+  audit?: ServerAudit;
   /** Access log sink; default none. */
   log?: (entry: AccessLogEntry) => void;
   /** Folder of the built web UI (`dist/web`); absent or missing: API only. */

@@ -5,6 +5,7 @@
 import type { Assistant } from '../agent/assistant.js';
 import { memoryStoreInfo } from '../app/memory.js';
 import { sqlLimitsOf } from '../app/run-sql.js';
+import { AuditStore } from '../audit/store.js';
 import { maskUrl } from '../core/redact.js';
 import type { SqlClient } from '../memory/store/index.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -52,6 +53,8 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
         )
       : Promise.resolve();
   let assistant: Promise<Assistant> | undefined;
+  // The audit table sits beside the users: opened (pruned, earlier journals taken over) at start.
+  void runtime.attachAudit(options.client);
   const deps: ServerDeps = {
     auth: options.auth,
     log: options.log,
@@ -61,6 +64,15 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     policyFor: (principal) =>
       runtime.policyFor(principal.user, principal.team !== undefined ? { team: principal.team } : {}),
     memory,
+    audit: {
+      listener: (context) => runtime.auditListener(context),
+      async list(query) {
+        await runtime.attachAudit(options.client);
+        await runtime.audit().flush();
+        return new AuditStore(options.client).list(query);
+      },
+      status: () => runtime.audit().status(),
+    },
     assistant() {
       if (!assistant) {
         const opening = memoryFirst().then(() => runtime.assistant());

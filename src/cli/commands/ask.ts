@@ -4,6 +4,7 @@
 
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
 import { lastConversationId } from '../../app/conversations.js';
+import type { StatementListener } from '../../core/audit.js';
 import { toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';
@@ -38,6 +39,8 @@ export interface AnswerOptions {
   surface?: 'command' | 'chat';
   /** The user's data policy (what they may see, privacy mode); default nothing restricted. */
   policy?: EffectivePolicy;
+  /** Told of every statement run or refused for the question (the audit trail). */
+  onStatement?: StatementListener;
 }
 
 /** The line printed after an answer written in privacy mode (the web UI says the same). */
@@ -87,6 +90,7 @@ export async function answerQuestion(
       timeZone: userTimeZone(io.env),
       noModel: options.noModel,
       ...(options.policy ? { policy: options.policy } : {}),
+      ...(options.onStatement ? { onStatement: options.onStatement } : {}),
     });
     let doc: AskDocument;
     for (;;) {
@@ -237,6 +241,7 @@ export async function runAsk(
             config.user,
             config.team !== undefined ? { team: config.team } : {},
           ),
+          onStatement: runtime.auditListener({ user: config.user, frontEnd: 'cli', question }),
         });
         // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
         return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

@@ -111,6 +111,7 @@ export async function runChat(
                 signal: current.signal,
                 conversationId,
                 without,
+                onStatement: runtime.auditListener({ user: config.user, frontEnd: 'cli', question }),
               });
             } else {
               io.stderr.write('usage: /without <id> <question>\n');

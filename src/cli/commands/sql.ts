@@ -6,10 +6,11 @@
  */
 import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
 import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
+import type { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/config.js';
-import { toSqlrecallError } from '../../core/errors.js';
+import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import { emptySql } from '../../core/refusal.js';
-import { Runtime } from '../../runtime/runtime.js';
+import { auditLogFor, Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
@@ -39,6 +40,7 @@ async function readStdin(io: CliIO): Promise<string> {
 export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Promise<number> {
   const json = Boolean(opts.json);
   let runtime: Runtime | undefined;
+  let audit: AuditLog | undefined;
   let config: Config | undefined;
   let sql = given;
   const interrupt = onInterrupt(io);
@@ -48,12 +50,15 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
     if (sql.trim() === '') throw emptySql();
     // The database opens only for a statement the guard accepts (or to resolve an allowlist).
     const settings = config;
+    // Recorded in the audit journal even when no database opens (a refused statement).
+    audit = auditLogFor(settings);
     const run = await runSqlUseCase(
       {
         sql,
         signal: interrupt.signal,
         user: settings.user,
         ...(settings.team !== undefined ? { team: settings.team } : {}),
+        onStatement: audit.listener({ user: settings.user, frontEnd: 'cli' }),
       },
       sqlRuntimeOf({
         config: settings,
@@ -78,6 +83,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   } finally {
     interrupt.dispose();
     await runtime?.close();
+    await audit?.close();
     // With SQLRECALL_KEEP_WARM, the embedded database this run started stays open in the background.
     if (runtime && config && config.keepWarmSeconds > 0)
       (await import('../keep-warm.js')).startKeepWarmHolder(io, config);

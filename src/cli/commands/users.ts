@@ -19,7 +19,7 @@ export const USERS_SUBCOMMANDS = ['add', 'list', 'remove', 'token'] as const;
 /** Runs `users <subcommand> [name]`. */
 export async function runUsers(
   io: CliIO,
-  opts: GlobalOptions & { admin?: boolean; restoreMemories?: boolean },
+  opts: GlobalOptions & { admin?: boolean; teamAdmin?: boolean; restoreMemories?: boolean },
   subcommand: string,
   name: string | undefined,
 ): Promise<number> {
@@ -39,9 +39,12 @@ export async function runUsers(
     const users = new UserDirectory(client);
     switch (subcommand) {
       case 'add': {
+        // An administrator of sqlrecall also administers their own team.
+        const teamAdmin = Boolean(opts.teamAdmin || opts.admin);
         const added = await users.addUser(name!, {
           team: opts.team,
-          teamRole: opts.admin ? 'admin' : 'member',
+          teamRole: teamAdmin ? 'admin' : 'member',
+          admin: Boolean(opts.admin),
           restoreMemories: Boolean(opts.restoreMemories),
         });
         const restored = added.restored;
@@ -49,11 +52,12 @@ export async function runUsers(
           {
             user: added.user,
             team: opts.team ?? null,
-            teamRole: opts.team ? (opts.admin ? 'admin' : 'member') : null,
+            teamRole: opts.team ? (teamAdmin ? 'admin' : 'member') : null,
+            admin: Boolean(opts.admin),
             token: added.token,
             ...(restored ? { restored } : {}),
           },
-          `Added ${added.user}${opts.team ? ` (team ${opts.team}${opts.admin ? ', admin' : ''})` : ''}. Access token (shown once, keep it secret):\n${added.token}\n${restored ? restoredText(added.user, restored) : ''}`,
+          `Added ${added.user}${opts.team ? ` (team ${opts.team}${teamAdmin ? ', team admin' : ''})` : ''}${opts.admin ? ', an administrator (reads the audit trail)' : ''}. Access token (shown once, keep it secret):\n${added.token}\n${restored ? restoredText(added.user, restored) : ''}`,
         );
         break;
       }
@@ -80,7 +84,7 @@ export async function runUsers(
           { users: list },
           list.length === 0
             ? 'No users yet: sqlrecall users add NAME\n'
-            : `${list.map((u) => `${u.user}${u.team ? `  team ${u.team} (${u.teamRole})` : ''}  ${u.tokens} token(s)`).join('\n')}\n`,
+            : `${list.map((u) => `${u.user}${u.admin ? '  administrator' : ''}${u.team ? `  team ${u.team} (${u.teamRole})` : ''}  ${u.tokens} token(s)`).join('\n')}\n`,
         );
       }
     }

@@ -85,6 +85,15 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       // The browser's zone: days a message names ("until Friday") are the user's days.
       ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
       ...(deps.policyFor ? { policy: await deps.policyFor(principal) } : {}),
+      ...(deps.audit
+        ? {
+            onStatement: deps.audit.listener({
+              user: principal.user,
+              frontEnd: 'http',
+              question: body.question,
+            }),
+          }
+        : {}),
     };
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();

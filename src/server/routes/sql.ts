@@ -64,6 +64,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
     const policy = await deps.policyFor?.(principal);
+    const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
     // The published schema describes exactly the SQL document (checked here at compile time).
     const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
       await runSql(
@@ -73,6 +74,7 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
           user: principal.user,
           ...(principal.team !== undefined ? { team: principal.team } : {}),
           ...(policy ? { policy } : {}),
+          ...(onStatement ? { onStatement } : {}),
         },
         deps.sql,
       ),
