@@ -8,7 +8,7 @@ import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
 import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/config.js';
-import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
+import { toSqlrecallError } from '../../core/errors.js';
 import { emptySql } from '../../core/refusal.js';
 import { auditLogFor, Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
