@@ -159,7 +159,8 @@ export interface IntrospectOptions {
 
 /** A connection to the user's database. */
 export interface DatabaseConnector {
-  readonly dialect: 'postgres';
+  /** SQL dialect of the engine: decides the guard, the prompt's wording and the sampling SQL. */
+  readonly dialect: 'postgres' | 'mysql';
   /** The connection target with any password masked, safe to print. */
   readonly displayName: string;
   /** Checks that the database answers. @throws SqlrecallError `db_unreachable` */
