@@ -187,6 +187,8 @@ export class Assistant {
   /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
   private valueHints: ValueHintSource = (table) => {
     if (this.options.valueHints) return this.options.valueHints(table);
+    // The sampler writes PostgreSQL (quoted identifiers, TABLESAMPLE): no value hints on MySQL yet.
+    if (this.options.db.dialect === 'mysql') return Promise.resolve([]);
     const key = `${table.schema}.${table.name}`;
     let hints = this.hintCache.get(key);
     if (!hints) {
@@ -367,6 +369,7 @@ export class Assistant {
       memoriesText: memory ? renderMemoriesBlock(memory.recalled, memory.transient) : '',
       conversationText: renderConversationBlock(memory?.conversationText ?? ''),
       examplesText,
+      dialect: this.options.db.dialect,
     });
     yield {
       type: 'schema',

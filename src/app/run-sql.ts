@@ -10,6 +10,7 @@ import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import { dialectOfUrl } from '../databases/open.js';
 
 /** The configured limits every user statement runs under. */
 export interface SqlLimits {
@@ -30,6 +31,8 @@ export interface SqlRuntime {
   /** The catalog; read only when a check needs it (an allowlist, or a name the database does not know). */
   catalog(): Promise<Schema>;
   limits: SqlLimits;
+  /** The database's dialect (from its URL, without opening it): picks the guard. Default `postgres`. */
+  dialect?: DatabaseConnector['dialect'];
 }
 
 /** The limits of a configuration. */
@@ -56,6 +59,7 @@ export function sqlRuntimeOf(runtime: {
     catalog: async () =>
       (await runtime.database()).introspect({ schemas: schemas.length ? schemas : undefined }),
     limits: sqlLimitsOf(runtime.config),
+    dialect: dialectOfUrl(runtime.config.databaseUrl),
   };
 }
 
@@ -84,6 +88,7 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
   const { limits } = runtime;
   return runCheckedSql({
     db: () => runtime.database(),
+    ...(runtime.dialect ? { dialect: runtime.dialect } : {}),
     sql: request.sql,
     schema: () => runtime.catalog(),
     allowTables: limits.allowTables,

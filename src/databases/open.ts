@@ -93,3 +93,12 @@ export async function openDatabase(
   const { createPgliteConnector } = await import('./pglite/connector.js');
   return createPgliteConnector({ dataDir: target.dataDir, schemas: options.schemas });
 }
+
+/**
+ * The SQL dialect a database URL selects, without connecting: `mysql` for `mysql://` and
+ * `mariadb://`, otherwise `postgres` (also for a missing or unparsable URL, which fails later
+ * when the database is opened).
+ */
+export function dialectOfUrl(url: string | undefined): 'postgres' | 'mysql' {
+  return url !== undefined && /^\s*(mysql|mariadb):\/\//i.test(url) ? 'mysql' : 'postgres';
+}
