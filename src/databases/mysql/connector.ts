@@ -132,8 +132,9 @@ export function createMysqlConnector(options: MysqlConnectorOptions): DatabaseCo
     async introspect(introspectOptions: IntrospectOptions = {}): Promise<Schema> {
       const conn = await connect();
       try {
-        const schemas =
-          introspectOptions.schemas ?? options.schemas ?? (target.database ? [target.database] : undefined);
+        // An empty list means "the default", as on PostgreSQL: the URL's database, else all of them.
+        const given = introspectOptions.schemas?.length ? introspectOptions.schemas : options.schemas;
+        const schemas = given?.length ? given : target.database ? [target.database] : undefined;
         const schema = await introspectMysql(
           (sql, params) => run(conn, sql, params) as Promise<Record<string, unknown>[]>,
           schemas ? { schemas } : {},
