@@ -76,6 +76,8 @@ export class Assistant {
   /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
   private valueHints: ValueHintSource = (table) => {
     if (this.options.valueHints) return this.options.valueHints(table);
+    // The sampler writes PostgreSQL (quoted identifiers, TABLESAMPLE): no value hints on MySQL yet.
+    if (this.options.db.dialect === 'mysql') return Promise.resolve([]);
     const key = `${table.schema}.${table.name}`;
     let hints = this.hintCache.get(key);
     if (!hints) {

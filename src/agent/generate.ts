@@ -13,7 +13,7 @@ import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult
 import { guardRefusal, refusalText } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
-import { guardSqlOffThread } from '../sql/check-pool.js';
+import { guardForDialect } from '../sql/dialect-guard.js';
 import { extractSql, sqlOfJson } from '../sql/extract.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
 import {
@@ -101,6 +101,10 @@ export const TRUNCATED_RETRY_MAX_TOKENS = 8192;
  */
 export const POSTGRES_DIALECT_HINT =
   "This is PostgreSQL: identifiers in double quotes (never backticks or [brackets]), strings in single quotes, LIMIT n OFFSET m (not LIMIT m, n; no TOP), COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL '1 day' instead of DATEADD/DATE_ADD.";
+
+/** The dialect hint sent with a MySQL/MariaDB parse error: the PostgreSQL habits models bring. */
+const MYSQL_DIALECT_HINT =
+  'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.';
 
 /**
  * What {@link generateAndRun} returns: the accepted SQL, its rows, and every attempt; or, when the
@@ -208,7 +212,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
     if (!guarded.ok) {
       repairs += 1;
       yield { type: 'retried', attempt: attempt + 1, error: guarded.problem };
-      messages = buildRepairMessages(input.messages, guarded.sql, guarded.problem);
+      messages = buildRepairMessages(input.messages, guarded.sql, guarded.problem, input.db.dialect);
       continue;
     }
     const sql = guarded.sql;
@@ -220,7 +224,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         attempts.push({ sql, error: problem });
         repairs += 1;
         yield { type: 'retried', attempt: attempt + 1, error: problem };
-        messages = buildRepairMessages(input.messages, sql, problem);
+        messages = buildRepairMessages(input.messages, sql, problem, input.db.dialect);
         continue;
       }
     }
@@ -249,7 +253,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       }
       repairs += 1;
       yield { type: 'retried', attempt: attempt + 1, error: message };
-      messages = buildRepairMessages(input.messages, sql, message);
+      messages = buildRepairMessages(input.messages, sql, message, input.db.dialect);
       continue;
     }
     notifyStatement(input.onStatement, {
@@ -272,7 +276,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         attempts.push({ sql, error: problem });
         repairs += 1;
         yield { type: 'retried', attempt: attempt + 1, error: problem };
-        messages = buildRepairMessages(input.messages, sql, problem);
+        messages = buildRepairMessages(input.messages, sql, problem, input.db.dialect);
         continue;
       }
       attempts.push({ sql });
@@ -432,19 +436,20 @@ async function* extractAndGuard(
       { details: { reply: text.slice(0, 500), attempts } },
     );
   }
-  const verdict = await guardSqlOffThread(extracted.sql, {
+  const verdict = await guardForDialect(input.db.dialect, extracted.sql, {
     allowTables: input.allowTables,
     schema: input.schema,
   });
   if (verdict.ok) return { ok: true, sql: verdict.sql };
   if (verdict.rule === 'parse-error') {
     // A syntax error is a dialect habit, not an attack: repair it with the parser's message.
-    const problem = `${verdict.reason}\n${POSTGRES_DIALECT_HINT}`;
+    const mysql = input.db.dialect === 'mysql';
+    const problem = `${verdict.reason}\n${mysql ? MYSQL_DIALECT_HINT : POSTGRES_DIALECT_HINT}`;
     attempts.push({ sql: extracted.sql, error: problem });
     if (canRepair) return { ok: false, sql: extracted.sql, problem };
     throw new SqlrecallError(
       'model_output',
-      `The model's SQL is still not valid PostgreSQL after ${attempts.length} attempts: ${verdict.reason}`,
+      `The model's SQL is still not valid ${mysql ? 'MySQL' : 'PostgreSQL'} after ${attempts.length} attempts: ${verdict.reason}`,
       { details: { sql: extracted.sql, rule: verdict.rule, attempts } },
     );
   }

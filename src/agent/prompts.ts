@@ -10,6 +10,8 @@ import { limitNote, limitReached } from './statement-limit.js';
 
 /** First line of the SQL-generation system prompt (scripted tests recognise requests by it). */
 export const SQL_PROMPT_MARKER = 'You translate questions into one PostgreSQL query.';
+/** First line of the SQL-generation system prompt for a MySQL or MariaDB database. */
+export const MYSQL_SQL_PROMPT_MARKER = 'You translate questions into one MySQL query.';
 /** First line of the answer system prompt. */
 export const ANSWER_PROMPT_MARKER = 'You answer questions from query results.';
 /** First line of the repair prompt. */
@@ -36,6 +38,8 @@ export interface SqlPromptInput {
   conversationText?: string;
   /** The `<examples>` block (this user's confirmed question–SQL pairs, see {@link renderExamplesBlock}), or ''. */
   examplesText?: string;
+  /** The database's SQL dialect; default `postgres`. */
+  dialect?: 'postgres' | 'mysql';
 }
 
 /** One confirmed example shown to the model (few-shot). */
@@ -100,10 +104,16 @@ function contextRules(input: SqlPromptInput): string[] {
   return lines;
 }
 
-/** Messages asking the model for one read-only PostgreSQL statement. */
+/** Messages asking the model for one read-only statement in the database's dialect (PostgreSQL by default). */
 export function buildSqlMessages(input: SqlPromptInput): ChatMessage[] {
+  const mysql = input.dialect === 'mysql';
   const system = [
-    SQL_PROMPT_MARKER,
+    mysql ? MYSQL_SQL_PROMPT_MARKER : SQL_PROMPT_MARKER,
+    ...(mysql
+      ? [
+          'The database is MySQL or MariaDB: quote identifiers with backticks, never double quotes; use CAST(x AS type), not ::; LIKE, not ILIKE; DATE_ADD/DATE_SUB with INTERVAL; LIMIT n.',
+        ]
+      : []),
     'Rules:',
     '- Reply with exactly one SELECT (or WITH … SELECT) statement in a ```sql fenced block, nothing else.',
     '- Use only the tables and columns listed in the schema block; quote identifiers exactly as shown.',
@@ -138,7 +148,12 @@ export function buildSqlMessages(input: SqlPromptInput): ChatMessage[] {
  * (unknown names with candidates). Only the latest failure is shown: `base` plus the failed SQL
  * and the error, which sits in an `<error>` block because it may quote data values.
  */
-export function buildRepairMessages(base: ChatMessage[], failedSql: string, error: string): ChatMessage[] {
+export function buildRepairMessages(
+  base: ChatMessage[],
+  failedSql: string,
+  error: string,
+  dialect: 'postgres' | 'mysql' = 'postgres',
+): ChatMessage[] {
   return [
     ...base,
     { role: 'assistant', content: `\`\`\`sql\n${failedSql}\n\`\`\`` },
@@ -149,7 +164,7 @@ export function buildRepairMessages(base: ChatMessage[], failedSql: string, erro
         '<error>',
         error.replace(/<(\/?)error>/gi, '‹$1error›'),
         '</error>',
-        'Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown), write PostgreSQL, and use values exactly as stored.',
+        `Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown), write ${dialect === 'mysql' ? 'MySQL' : 'PostgreSQL'}, and use values exactly as stored.`,
         `Reply with the corrected query in a \`\`\`sql fenced block, nothing else; or, if the question cannot be answered from the schema, with ${CANNOT_ANSWER_MARKER} <reason>.`,
       ].join('\n'),
     },

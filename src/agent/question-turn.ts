@@ -97,6 +97,7 @@ export async function* runQuestionTurn(
     memoriesText: memory ? renderMemoriesBlock(memory.recalled, memory.transient) : '',
     conversationText: renderConversationBlock(memory?.conversationText ?? ''),
     examplesText,
+    dialect: db.dialect,
   });
   yield {
     type: 'schema',

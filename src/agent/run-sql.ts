@@ -15,7 +15,7 @@ import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import { emptySql, guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
-import { guardSqlOffThread } from '../sql/check-pool.js';
+import { guardForDialect, type SqlDialect } from '../sql/dialect-guard.js';
 import { checkIdentifiers } from '../sql/identifiers.js';
 
 /** Longest SQL text accepted (characters): one statement, not a dump. */
@@ -40,6 +40,11 @@ export type CatalogSource = Schema | (() => Promise<Schema | undefined>);
 export interface RunSqlInput {
   /** The database, or how to open it: opened only once the statement passed the guard. */
   db: DatabaseConnector | (() => Promise<DatabaseConnector>);
+  /**
+   * The database's dialect, which picks the guard; needed when `db` is opened lazily (default:
+   * `db.dialect` for a connector, else `postgres`).
+   */
+  dialect?: SqlDialect;
   sql: string;
   /**
    * The catalog, for the allowlist's search path and the "did you mean" hint. A reader is called
@@ -82,7 +87,8 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
   // nothing. `SELECT 1 /* ; DROP TABLE t` is refused, not run as `SELECT 1`.
   const catalog = readOnce(input.schema);
   const allowTables = input.allowTables ?? [];
-  const verdict = await guardSqlOffThread(text, {
+  const dialect = input.dialect ?? (typeof input.db === 'function' ? 'postgres' : input.db.dialect);
+  const verdict = await guardForDialect(dialect, text, {
     allowTables,
     // The allowlist resolves unqualified names through the search path: only it needs the catalog,
     // and a catalog that cannot be read fails the statement rather than guessing `public`.

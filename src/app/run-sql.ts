@@ -11,6 +11,7 @@ import type { Config } from '../config/config.js';
 import type { StatementListener } from '../core/audit.js';
 import type { DatabaseConnector, QueryResult } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
+import { dialectOfUrl } from '../databases/open.js';
 import type { EffectivePolicy } from '../policy/types.js';
 import { visibleSchema } from '../policy/visibility.js';
 import { type ChartSpec, chartFor } from './chart.js';
@@ -39,6 +40,8 @@ export interface SqlRuntime {
   /** The catalog; read only when a check needs it (an allowlist, or a name the database does not know). */
   catalog(): Promise<Schema>;
   limits: SqlLimits;
+  /** The database's dialect (from its URL, without opening it): picks the guard. Default `postgres`. */
+  dialect?: DatabaseConnector['dialect'];
 }
 
 /** The limits of a configuration. */
@@ -69,6 +72,7 @@ export function sqlRuntimeOf(runtime: {
     catalog: async () =>
       (await runtime.database()).introspect({ schemas: schemas.length ? schemas : undefined }),
     limits: sqlLimitsOf(runtime.config),
+    dialect: dialectOfUrl(runtime.config.databaseUrl),
   };
 }
 
@@ -111,6 +115,7 @@ export function runSql(request: RunSqlRequest, runtime: SqlRuntime): Promise<Sql
       request.user !== undefined && runtime.databaseFor
         ? runtime.databaseFor(request.user, request.team !== undefined ? { team: request.team } : {})
         : runtime.database(),
+    ...(runtime.dialect ? { dialect: runtime.dialect } : {}),
     sql: request.sql,
     schema: async () => {
       const catalog = await runtime.catalog();

@@ -168,11 +168,10 @@ export interface IntrospectOptions {
 }
 
 /**
- * Database engines a connector may speak. Only `postgres` (a server, or embedded PGlite) is
- * built today; the others name the engines whose connectors are sibling folders of
- * `src/databases/postgres`, so code that switches on the dialect is checked for them.
+ * The SQL dialects sqlrecall has connectors for: PostgreSQL (server and PGlite) and MySQL/MariaDB.
+ * A new engine adds its name here, so code that switches on the dialect is checked for it.
  */
-export type DatabaseDialectName = 'postgres' | 'mysql' | 'sqlite' | 'duckdb';
+export type DatabaseDialectName = 'postgres' | 'mysql';
 
 /** A connection to the user's database. */
 export interface DatabaseConnector {

@@ -69,7 +69,8 @@ export interface Table {
 
 /** The whole catalog the assistant may use. */
 export interface Schema {
-  dialect: 'postgres';
+  /** SQL dialect of the engine that produced the catalog. */
+  dialect: 'postgres' | 'mysql';
   /** Database name as reported by the server. */
   database: string;
   /** Server version string, e.g. `15.20`. */

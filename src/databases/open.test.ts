@@ -28,7 +28,7 @@ describe('parseDatabaseUrl', () => {
     });
   });
 
-  it.each(['mysql://root:topsecret@db/shop', 'sqlite:file.db', 'shop', '', 'postgres:/h/db'])(
+  it.each(['sqlite://root:topsecret@db/shop', 'sqlite:file.db', 'shop', '', 'postgres:/h/db'])(
     'refuses %j with a masked config error',
     (url) => {
       let caught: unknown;
@@ -40,7 +40,7 @@ describe('parseDatabaseUrl', () => {
       expect(caught).toBeInstanceOf(SqlrecallError);
       expect((caught as SqlrecallError).code).toBe('config');
       expect((caught as SqlrecallError).message).toMatch(
-        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/ or pglite: /,
+        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/, pglite:, mysql:\/\/ or mariadb:\/\/ /,
       );
       expect((caught as SqlrecallError).message).not.toContain('topsecret');
     },

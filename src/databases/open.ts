@@ -1,6 +1,7 @@
 /**
  * Picks the engine from a `DATABASE_URL`: `postgres://` / `postgresql://` → a server through pg;
- * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite.
+ * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite;
+ * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -20,6 +21,7 @@ export interface OpenDatabaseOptions {
 /** The engine a URL selects, and its target. */
 export type DatabaseTarget =
   | { engine: 'postgres'; url: string }
+  | { engine: 'mysql'; url: string }
   | { engine: 'pglite'; dataDir: string | undefined };
 
 /**
@@ -29,6 +31,7 @@ export type DatabaseTarget =
 export function parseDatabaseUrl(url: string): DatabaseTarget {
   const trimmed = url.trim();
   if (/^postgres(ql)?:\/\//i.test(trimmed)) return { engine: 'postgres', url: trimmed };
+  if (/^(mysql|mariadb):\/\//i.test(trimmed)) return { engine: 'mysql', url: trimmed };
   if (/^pglite:/i.test(trimmed)) {
     const rest = trimmed.slice('pglite:'.length).replace(/^\/\/(?=\/)/, '');
     if (rest === 'memory:' || rest === '' || rest === 'memory://')
@@ -37,7 +40,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   }
   throw new SqlrecallError(
     'config',
-    `DATABASE_URL must start with postgres://, postgresql:// or pglite: (got "${maskUrl(trimmed)}").`,
+    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql:// or mariadb:// (got "${maskUrl(trimmed)}").`,
     { details: { hint: 'Example: postgres://user@localhost:5432/shop or pglite:./shop-data' } },
   );
 }
@@ -70,6 +73,10 @@ export async function openDatabase(
       applicationName: options.applicationName,
     });
   }
+  if (target.engine === 'mysql') {
+    const { createMysqlConnector } = await import('./mysql/connector.js');
+    return createMysqlConnector({ url: target.url, schemas: options.schemas });
+  }
   // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
   // started); a missing parent folder, though, is a mistyped path, and creating every folder on
   // the way would scatter empty databases over the disk.
@@ -85,4 +92,13 @@ export async function openDatabase(
     );
   const { createPgliteConnector } = await import('./pglite/connector.js');
   return createPgliteConnector({ dataDir: target.dataDir, schemas: options.schemas });
+}
+
+/**
+ * The SQL dialect a database URL selects, without connecting: `mysql` for `mysql://` and
+ * `mariadb://`, otherwise `postgres` (also for a missing or unparsable URL, which fails later
+ * when the database is opened).
+ */
+export function dialectOfUrl(url: string | undefined): 'postgres' | 'mysql' {
+  return url !== undefined && /^\s*(mysql|mariadb):\/\//i.test(url) ? 'mysql' : 'postgres';
 }

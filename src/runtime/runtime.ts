@@ -176,7 +176,10 @@ export class Runtime {
         openDatabase(url, { schemas: this.config.schemas }),
         import('../sql/function-policy.js'),
       ]).then(([db, { withFunctionPolicy }]) =>
-        withFunctionPolicy(db, { allowFunctions: this.config.allowFunctions }),
+        // The function policy reads PostgreSQL's catalog; MySQL's guard judges functions itself.
+        db.dialect === 'postgres'
+          ? withFunctionPolicy(db, { allowFunctions: this.config.allowFunctions })
+          : db,
       );
       this.db = opening;
       opening.catch(() => {
