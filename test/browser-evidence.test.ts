@@ -186,7 +186,40 @@ describe('memory evidence in the web UI (Chromium)', () => {
       expect(res.status).toBe(200);
     };
     await add('Year-end figures are provisional', '2099-12-31');
-    await add('The spring promotion ran in euros', '2020-03-31');
+    // A day already over is refused when taught; an expired memory still arrives by import (or
+    // by time passing), and the bank must show it as expired on the day typed.
+    const past = await fetch(`${url}/api/memories`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.alice!}`,
+        'content-type': 'application/json',
+        'x-sqlrecall-time-zone': zone,
+      },
+      body: JSON.stringify({
+        kind: 'context',
+        text: 'The spring promotion ran in euros',
+        until: '2020-03-31',
+      }),
+    });
+    expect(past.status).toBe(422);
+    const imported = await fetch(`${url}/api/memories/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.alice!}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        format: 'sqlrecall-memory',
+        version: 1,
+        memories: [
+          {
+            id: 'spring',
+            kind: 'context',
+            text: 'The spring promotion ran in euros',
+            expiresAt: '2020-04-01T07:00:00.000Z',
+            expiresOn: '2020-03-31',
+          },
+        ],
+      }),
+    });
+    expect(imported.status, await imported.clone().text()).toBe(200);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: zone });
     const page = await context.newPage();
     await signIn(page, tokens.alice!);

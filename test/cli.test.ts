@@ -151,7 +151,7 @@ describe('sqlrecall CLI', () => {
 
   it('a bad DATABASE_URL is a configuration error (exit 2) with the password masked', async () => {
     const run = await runSqlrecall(['ask', 'x'], {
-      env: { ...env, DATABASE_URL: 'mysql://root:s3cret@db/shop' },
+      env: { ...env, DATABASE_URL: 'oracle://root:s3cret@db/shop' },
     });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('DATABASE_URL');

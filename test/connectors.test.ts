@@ -276,10 +276,10 @@ describe('connection failures', () => {
   });
 
   it('refuses unsupported URL schemes with a masked config error', async () => {
-    const error = await expectError(openDatabase('mysql://root:topsecret@db/shop'));
+    const error = await expectError(openDatabase('oracle://root:topsecret@db/shop'));
     expect(error.code).toBe('config');
     expect(error.message).toBe(
-      'DATABASE_URL must start with postgres://, postgresql:// or pglite: (got "mysql://root:***@db/shop").',
+      'DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql:// or mariadb:// (got "oracle://root:***@db/shop").',
     );
   });
 

@@ -326,8 +326,10 @@ describe.skipIf(!TEST_DATABASE_URL)('server', () => suite('server'));
 
 describe('refusals are never repaired', () => {
   it('refuses every parseable attack-corpus statement after exactly one model call', async () => {
+    // Only the connector's dialect (which guard applies) may be read; nothing may run on it.
     const never = new Proxy({} as DatabaseConnector, {
-      get() {
+      get(_target, property) {
+        if (property === 'dialect') return 'postgres';
         throw new Error('the connector must not be reached');
       },
     });

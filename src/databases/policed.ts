@@ -20,6 +20,7 @@ import {
   relationKey,
   rewriteForPolicy,
 } from '../sql/policy-rewrite.js';
+import { judgeAnalysed } from './policy-analysis.js';
 
 /** How long the catalog facts of one database are reused before they are read again (ms). */
 export const POLICY_CATALOG_MS = 60_000;
@@ -179,9 +180,16 @@ export function withDataPolicy(
       await loadGuardParser();
       const rewritten = rewriteForPolicy(sql, policy, await catalog.get());
       if (!rewritten.ok) throw policyRefusal(rewritten.reason, rewritten.rule, rewritten.policy);
-      if (rewritten.params.length === 0 && rewritten.sql === sql) return db.execute(sql, options);
       const verdict = await guardSql(rewritten.sql);
       if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
+      // What the names showed is checked again on what the server resolved (functions, operators,
+      // views by OID), so no spelling or definition hides a read of data the policy denies.
+      const refused = await judgeAnalysed(db, verdict.sql, policy);
+      if (refused) throw policyRefusal(refused.reason, refused.rule, refused.policy);
+      if (rewritten.params.length === 0 && rewritten.sql === sql) {
+        const result = await db.execute(sql, options);
+        return rewritten.applied.length > 0 ? { ...result, policies: rewritten.applied } : result;
+      }
       const result = await db.execute(verdict.sql, { ...options, params: rewritten.params });
       return { ...result, policies: rewritten.applied };
     },

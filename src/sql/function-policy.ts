@@ -890,6 +890,8 @@ export function withFunctionPolicy(
     ping: () => db.ping(),
     introspect: (introspectOptions) => db.introspect(introspectOptions),
     close: () => db.close(),
+    // The data policy analyses each statement of a policed user with the same probe.
+    ...(db.probe ? { probe: (statements, probeOptions) => db.probe!(statements, probeOptions) } : {}),
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       const verdict = await policy.check(sql);
       if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
