@@ -358,9 +358,13 @@ export function exportPostgres(document: PolicyDocument, catalog: Schema, file: 
     '-- One role per user of the file, named like the user, and the role sqlrecall_default for everyone',
     '-- else: create them (and grant them USAGE on the schemas) before running this.',
     '-- Superusers, roles with BYPASSRLS and the owners of the tables are not held by row-level security.',
-    "-- Views run with their owner's rights unless created WITH (security_invoker = true).",
+    "-- Views run with their owner's rights unless created WITH (security_invoker = true): a view is",
+    '-- granted only to roles whose policy names it, as sqlrecall reads it only for them.',
+    '-- PUBLIC loses its rights on these relations: a grant to PUBLIC would hold every denied column.',
     'BEGIN;',
   ];
+  if (relations.length > 0)
+    lines.push(`REVOKE ALL ON ${relations.map(quoteQualified).join(', ')} FROM PUBLIC;`);
   for (const t of rlsTables) lines.push(`ALTER TABLE ${quoteQualified(t)} ENABLE ROW LEVEL SECURITY;`);
   const roles: { role: string; policy: EffectivePolicy }[] = [
     ...[...document.users.values()].map((u) => ({ role: u.name, policy: effectivePolicy(document, u.name) })),
@@ -376,6 +380,8 @@ export function exportPostgres(document: PolicyDocument, catalog: Schema, file: 
       const policyName = ident(`sqlrecall ${role}`);
       if (rlsTables.includes(t)) lines.push(`DROP POLICY IF EXISTS ${policyName} ON ${quoteQualified(t)};`);
       if ((policy.tables && !policy.tables.has(name)) || unreadable.has(name)) continue;
+      const named = policy.tables?.has(name) || policy.deniedColumns.has(name) || policy.rowFilters.has(name);
+      if (!isPlainTable(t) && !named) continue;
       const denied = policy.deniedColumns.get(name);
       const columns = t.columns.filter((c) => !denied?.has(c.name));
       if (columns.length === 0) continue;
