@@ -56,7 +56,7 @@ describe('loadConfig', () => {
 
   it('names the setting and masks the password in a bad URL', () => {
     const err = configError(() =>
-      loadConfig({ env: { DATABASE_URL: 'mysql://root:hunter2@db/shop' }, cwd: emptyDir() }),
+      loadConfig({ env: { DATABASE_URL: 'oracle://root:hunter2@db/shop' }, cwd: emptyDir() }),
     );
     expect(err.code).toBe('config');
     expect(err.message).toContain('DATABASE_URL');
