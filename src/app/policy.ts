@@ -15,7 +15,7 @@ import {
   unreadableTables,
 } from '../policy/resolve.js';
 import { readPolicyFile } from '../policy/source.js';
-import type { EffectivePolicy } from '../policy/types.js';
+import { type EffectivePolicy, namedRelations } from '../policy/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { closest } from '../sql/identifiers.js';
 import { scanTokens } from '../sql/parse-tree.js';
@@ -380,8 +380,7 @@ export function exportPostgres(document: PolicyDocument, catalog: Schema, file: 
       const policyName = ident(`sqlrecall ${role}`);
       if (rlsTables.includes(t)) lines.push(`DROP POLICY IF EXISTS ${policyName} ON ${quoteQualified(t)};`);
       if ((policy.tables && !policy.tables.has(name)) || unreadable.has(name)) continue;
-      const named = policy.tables?.has(name) || policy.deniedColumns.has(name) || policy.rowFilters.has(name);
-      if (!isPlainTable(t) && !named) continue;
+      if (!isPlainTable(t) && !namedRelations(policy).has(name)) continue;
       const denied = policy.deniedColumns.get(name);
       const columns = t.columns.filter((c) => !denied?.has(c.name));
       if (columns.length === 0) continue;

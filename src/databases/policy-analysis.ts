@@ -18,7 +18,7 @@
  */
 import type { DatabaseConnector } from '../core/ports.js';
 import { unreadableTables } from '../policy/resolve.js';
-import type { EffectivePolicy } from '../policy/types.js';
+import { type EffectivePolicy, namedRelations, policyLabel } from '../policy/types.js';
 import { analysedObjects, FIRST_USER_OID, probeStatements } from '../sql/server-analysis.js';
 
 /** A refusal of the analysis: what to say, the rule, and the policy it names. */
@@ -26,16 +26,6 @@ export interface AnalysisRefusal {
   reason: string;
   rule: string;
   policy: string;
-}
-
-/** The policy entries a refusal names (`team sales`, or `the data policy` when none is known). */
-function policyName(policy: EffectivePolicy): string {
-  return policy.sources.length > 0 ? policy.sources.join(', ') : 'the data policy';
-}
-
-/** Relations a policy names: its allow-list, and the tables its column and row rules cover. */
-function namedRelations(policy: EffectivePolicy): Set<string> {
-  return new Set([...(policy.tables ?? []), ...policy.deniedColumns.keys(), ...policy.rowFilters.keys()]);
 }
 
 /**
@@ -49,7 +39,7 @@ export async function judgeAnalysed(
   sql: string,
   policy: EffectivePolicy,
 ): Promise<AnalysisRefusal | undefined> {
-  const name = policyName(policy);
+  const name = policyLabel(policy);
   const cannot = (why: string): AnalysisRefusal => ({
     reason: `under ${name} every statement is first analysed by the database itself, and ${why}; nothing ran`,
     rule: 'policy-analysis',

@@ -64,3 +64,16 @@ export function unrestrictedPolicy(user: string, admin = false): EffectivePolicy
 export function restrictsData(policy: EffectivePolicy): boolean {
   return policy.tables !== undefined || policy.deniedColumns.size > 0 || policy.rowFilters.size > 0;
 }
+
+/** The entries a refusal names (`user sam, team sales`), or `the policy of USER` when none is known. */
+export function policyLabel(policy: EffectivePolicy): string {
+  return policy.sources.join(', ') || `the policy of ${policy.user}`;
+}
+
+/**
+ * Relations and functions `policy` names: its allow-list and the tables its column and row rules
+ * cover (qualified names). A view or function the policy names is read on the administrator's word.
+ */
+export function namedRelations(policy: EffectivePolicy): Set<string> {
+  return new Set([...(policy.tables ?? []), ...policy.deniedColumns.keys(), ...policy.rowFilters.keys()]);
+}

@@ -25,7 +25,7 @@
  *   rewrite put it, inside its filtered subquery (fail closed).
  */
 import type { Json, JsonObject } from '../core/json.js';
-import { type EffectivePolicy, type RowFilter, restrictsData } from '../policy/types.js';
+import { type EffectivePolicy, policyLabel, type RowFilter, restrictsData } from '../policy/types.js';
 import { isJsonObject, parseTree, type SqlToken, scanTokens } from './parse-tree.js';
 
 /** One relation of the database, as the policy rewrite needs it. */
@@ -419,7 +419,7 @@ function checkRelation(key: string, policy: EffectivePolicy, view: PolicyView): 
   const dot = key.indexOf('.');
   const schema = key.slice(0, dot);
   const name = key.slice(dot + 1);
-  const who = policy.sources.join(', ') || `the policy of ${policy.user}`;
+  const who = policyLabel(policy);
   if (schema === 'pg_catalog' && STATISTICS_RELATIONS.includes(name))
     throw new Refusal(
       'policy-statistics',
@@ -493,7 +493,7 @@ function checkColumns(
   };
   const refuseFunction = (fn: string): never => {
     const what = view.taintedFunctions.get(fn)!;
-    const who = policy.sources.join(', ') || `the policy of ${policy.user}`;
+    const who = policyLabel(policy);
     throw new Refusal(
       'policy-function',
       `refused: the function ${what} reads data the data policy (${who}) restricts, and has no policy of its own`,
