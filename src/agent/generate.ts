@@ -14,6 +14,7 @@ import { guardRefusal, refusalText } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import type { Attempt, Step } from '../core/steps.js';
 import { guardForDialect } from '../sql/dialect-guard.js';
+import { DIALECTS, dialectProfile } from '../sql/dialects.js';
 import { extractSql, sqlOfJson } from '../sql/extract.js';
 import { checkIdentifiers, formatUnknownIdentifiers } from '../sql/identifiers.js';
 import {
@@ -96,15 +97,11 @@ export function withoutQuotedValues(message: string): string {
 export const TRUNCATED_RETRY_MAX_TOKENS = 8192;
 
 /**
- * The dialect hint sent with a parse error: the MySQL / SQL Server habits small models bring
- * (backtick identifiers, `TOP n`, `LIMIT a, b`, `ISNULL`, `DATEADD`, double-quoted strings).
+ * The dialect hint sent with a PostgreSQL parse error: the MySQL / SQL Server habits small models
+ * bring (backtick identifiers, `TOP n`, `LIMIT a, b`, `ISNULL`, `DATEADD`, double-quoted strings).
+ * Every dialect's hint is in its profile (`sql/dialects.ts`).
  */
-export const POSTGRES_DIALECT_HINT =
-  "This is PostgreSQL: identifiers in double quotes (never backticks or [brackets]), strings in single quotes, LIMIT n OFFSET m (not LIMIT m, n; no TOP), COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL '1 day' instead of DATEADD/DATE_ADD.";
-
-/** The dialect hint sent with a MySQL/MariaDB parse error: the PostgreSQL habits models bring. */
-const MYSQL_DIALECT_HINT =
-  'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.';
+export const POSTGRES_DIALECT_HINT = DIALECTS.postgres.parseRepairHint;
 
 /**
  * What {@link generateAndRun} returns: the accepted SQL, its rows, and every attempt; or, when the
@@ -443,13 +440,13 @@ async function* extractAndGuard(
   if (verdict.ok) return { ok: true, sql: verdict.sql };
   if (verdict.rule === 'parse-error') {
     // A syntax error is a dialect habit, not an attack: repair it with the parser's message.
-    const mysql = input.db.dialect === 'mysql';
-    const problem = `${verdict.reason}\n${mysql ? MYSQL_DIALECT_HINT : POSTGRES_DIALECT_HINT}`;
+    const profile = dialectProfile(input.db.dialect);
+    const problem = `${verdict.reason}\n${profile.parseRepairHint}`;
     attempts.push({ sql: extracted.sql, error: problem });
     if (canRepair) return { ok: false, sql: extracted.sql, problem };
     throw new SqlrecallError(
       'model_output',
-      `The model's SQL is still not valid ${mysql ? 'MySQL' : 'PostgreSQL'} after ${attempts.length} attempts: ${verdict.reason}`,
+      `The model's SQL is still not valid ${profile.label} after ${attempts.length} attempts: ${verdict.reason}`,
       { details: { sql: extracted.sql, rule: verdict.rule, attempts } },
     );
   }

@@ -3,15 +3,16 @@
  * sit inside delimited blocks and the model is told they are data, not instructions. Nothing in a
  * prompt can widen what the SQL guard allows.
  */
-import type { ChatMessage, QueryResult } from '../core/ports.js';
+import type { ChatMessage, DatabaseDialectName, QueryResult } from '../core/ports.js';
 import { estimateTokens } from '../core/tokens.js';
+import { DIALECTS, dialectProfile } from '../sql/dialects.js';
 import { rowsBlock } from './rows-block.js';
 import { limitNote, limitReached } from './statement-limit.js';
 
 /** First line of the SQL-generation system prompt (scripted tests recognise requests by it). */
-export const SQL_PROMPT_MARKER = 'You translate questions into one PostgreSQL query.';
+export const SQL_PROMPT_MARKER = DIALECTS.postgres.promptMarker;
 /** First line of the SQL-generation system prompt for a MySQL or MariaDB database. */
-export const MYSQL_SQL_PROMPT_MARKER = 'You translate questions into one MySQL query.';
+export const MYSQL_SQL_PROMPT_MARKER = DIALECTS.mysql.promptMarker;
 /** First line of the answer system prompt. */
 export const ANSWER_PROMPT_MARKER = 'You answer questions from query results.';
 /** First line of the repair prompt. */
@@ -39,7 +40,7 @@ export interface SqlPromptInput {
   /** The `<examples>` block (this user's confirmed question–SQL pairs, see {@link renderExamplesBlock}), or ''. */
   examplesText?: string;
   /** The database's SQL dialect; default `postgres`. */
-  dialect?: 'postgres' | 'mysql';
+  dialect?: DatabaseDialectName;
 }
 
 /** One confirmed example shown to the model (few-shot). */
@@ -106,14 +107,10 @@ function contextRules(input: SqlPromptInput): string[] {
 
 /** Messages asking the model for one read-only statement in the database's dialect (PostgreSQL by default). */
 export function buildSqlMessages(input: SqlPromptInput): ChatMessage[] {
-  const mysql = input.dialect === 'mysql';
+  const profile = dialectProfile(input.dialect);
   const system = [
-    mysql ? MYSQL_SQL_PROMPT_MARKER : SQL_PROMPT_MARKER,
-    ...(mysql
-      ? [
-          'The database is MySQL or MariaDB: quote identifiers with backticks, never double quotes; use CAST(x AS type), not ::; LIKE, not ILIKE; DATE_ADD/DATE_SUB with INTERVAL; LIMIT n.',
-        ]
-      : []),
+    profile.promptMarker,
+    ...profile.promptHabits,
     'Rules:',
     '- Reply with exactly one SELECT (or WITH … SELECT) statement in a ```sql fenced block, nothing else.',
     '- Use only the tables and columns listed in the schema block; quote identifiers exactly as shown.',
@@ -152,7 +149,7 @@ export function buildRepairMessages(
   base: ChatMessage[],
   failedSql: string,
   error: string,
-  dialect: 'postgres' | 'mysql' = 'postgres',
+  dialect: DatabaseDialectName = 'postgres',
 ): ChatMessage[] {
   return [
     ...base,
@@ -164,7 +161,7 @@ export function buildRepairMessages(
         '<error>',
         error.replace(/<(\/?)error>/gi, '‹$1error›'),
         '</error>',
-        `Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown), write ${dialect === 'mysql' ? 'MySQL' : 'PostgreSQL'}, and use values exactly as stored.`,
+        `Fix the query: use only tables and columns from the <schema> block (the closest names are suggested above when a name is unknown), write ${dialectProfile(dialect).label}, and use values exactly as stored.`,
         `Reply with the corrected query in a \`\`\`sql fenced block, nothing else; or, if the question cannot be answered from the schema, with ${CANNOT_ANSWER_MARKER} <reason>.`,
       ].join('\n'),
     },

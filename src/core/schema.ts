@@ -2,6 +2,7 @@
  * The database catalog as sqlrecall sees it: engine-neutral, keyed by schema and name so that the
  * same table name in two schemas never mixes. Produced by {@link DatabaseConnector.introspect}.
  */
+import type { DatabaseDialectName } from './ports.js';
 
 /** Kind of relation, as PostgreSQL's `pg_class.relkind` distinguishes them. */
 export type RelationKind = 'table' | 'view' | 'materialized_view' | 'partitioned_table' | 'foreign_table';
@@ -70,7 +71,7 @@ export interface Table {
 /** The whole catalog the assistant may use. */
 export interface Schema {
   /** SQL dialect of the engine that produced the catalog. */
-  dialect: 'postgres' | 'mysql';
+  dialect: DatabaseDialectName;
   /** Database name as reported by the server. */
   database: string;
   /** Server version string, e.g. `15.20`. */

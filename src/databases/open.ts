@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SqlrecallError } from '../core/errors.js';
-import type { DatabaseConnector } from '../core/ports.js';
+import type { DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
 
 /** Options of {@link openDatabase}. */
@@ -95,10 +95,23 @@ export async function openDatabase(
 }
 
 /**
- * The SQL dialect a database URL selects, without connecting: `mysql` for `mysql://` and
- * `mariadb://`, otherwise `postgres` (also for a missing or unparsable URL, which fails later
- * when the database is opened).
+ * The SQL dialect a database URL selects, without connecting (see {@link parseDatabaseUrl});
+ * `postgres` for a missing or unparsable URL, which fails later when the database is opened.
  */
-export function dialectOfUrl(url: string | undefined): 'postgres' | 'mysql' {
-  return url !== undefined && /^\s*(mysql|mariadb):\/\//i.test(url) ? 'mysql' : 'postgres';
+export function dialectOfUrl(url: string | undefined): DatabaseDialectName {
+  if (url === undefined) return 'postgres';
+  let target: DatabaseTarget;
+  try {
+    target = parseDatabaseUrl(url);
+  } catch {
+    return 'postgres';
+  }
+  return ENGINE_DIALECT[target.engine];
 }
+
+/** The SQL dialect each engine speaks. */
+const ENGINE_DIALECT: Record<DatabaseTarget['engine'], DatabaseDialectName> = {
+  postgres: 'postgres',
+  pglite: 'postgres',
+  mysql: 'mysql',
+};

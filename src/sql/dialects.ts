@@ -1,0 +1,85 @@
+/**
+ * What the question pipeline says and checks per SQL dialect, in one record per engine: the name
+ * used in messages, the first line and the habits of the SQL prompt, the hint sent with a parse
+ * error, and the guard that judges a statement before it runs. The record is keyed by every
+ * {@link DatabaseDialectName}, so adding an engine's name to that union fails to compile until the
+ * engine's profile exists here; code elsewhere asks this table instead of testing `dialect === …`.
+ */
+import type { DatabaseDialectName } from '../core/ports.js';
+import { guardSqlOffThread } from './check-pool.js';
+import type { GuardOptions, GuardVerdict } from './guard.js';
+import { guardMysqlSql } from './mysql/guard.js';
+
+/** One dialect's wording and checks; see the module comment. */
+export interface DialectProfile {
+  readonly name: DatabaseDialectName;
+  /** The engine as named in messages and prompts, e.g. `PostgreSQL`, `MySQL/MariaDB`. */
+  readonly label: string;
+  /** First line of the SQL-generation system prompt (scripted tests recognise requests by it). */
+  readonly promptMarker: string;
+  /**
+   * Lines after the marker telling the model the dialect's habits (quoting, casts, date arithmetic).
+   * Empty for PostgreSQL, the dialect the prompt's rules are written in.
+   */
+  readonly promptHabits: readonly string[];
+  /** Sent with a parse error: the habits of other dialects models bring, and this one's spelling. */
+  readonly parseRepairHint: string;
+  /**
+   * Whether the bounded value sampler (`linking/value-hints.ts`, which writes PostgreSQL) runs on
+   * this engine; without it the prompt carries no sampled values.
+   */
+  readonly valueHints: boolean;
+  /**
+   * Checks that `sql` is exactly one read-only statement of this dialect, with the table allowlist
+   * when `options.allowTables` is given. Never throws; a dialect that cannot check the allowlist
+   * refuses every statement when one is given (rule `allowlist`).
+   */
+  guard(sql: string, options: GuardOptions): Promise<GuardVerdict>;
+}
+
+/** A refusal for an allowlist this dialect's guard cannot check (it would otherwise run unchecked). */
+function allowlistUnsupported(label: string): GuardVerdict {
+  return {
+    ok: false,
+    rule: 'allowlist',
+    reason: `refused: the table allowlist (--allow-tables) is not supported for ${label} yet; use a read-only user with grants on those tables instead`,
+  };
+}
+
+const POSTGRES: DialectProfile = {
+  name: 'postgres',
+  label: 'PostgreSQL',
+  promptMarker: 'You translate questions into one PostgreSQL query.',
+  promptHabits: [],
+  parseRepairHint:
+    "This is PostgreSQL: identifiers in double quotes (never backticks or [brackets]), strings in single quotes, LIMIT n OFFSET m (not LIMIT m, n; no TOP), COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL '1 day' instead of DATEADD/DATE_ADD.",
+  valueHints: true,
+  guard: (sql, options) => guardSqlOffThread(sql, options),
+};
+
+const MYSQL: DialectProfile = {
+  name: 'mysql',
+  label: 'MySQL/MariaDB',
+  promptMarker: 'You translate questions into one MySQL query.',
+  promptHabits: [
+    'The database is MySQL or MariaDB: quote identifiers with backticks, never double quotes; use CAST(x AS type), not ::; LIKE, not ILIKE; DATE_ADD/DATE_SUB with INTERVAL; LIMIT n.',
+  ],
+  parseRepairHint:
+    'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.',
+  valueHints: false,
+  guard: async (sql, options) =>
+    options.allowTables && options.allowTables.length > 0
+      ? allowlistUnsupported('MySQL/MariaDB')
+      : guardMysqlSql(sql),
+};
+
+/** Every dialect's profile, by {@link DatabaseDialectName}. */
+export const DIALECTS: Readonly<Record<DatabaseDialectName, DialectProfile>> = {
+  postgres: POSTGRES,
+  mysql: MYSQL,
+};
+
+/** The profile of `dialect` (PostgreSQL when undefined: the default engine). */
+export function dialectProfile(dialect: DatabaseDialectName | undefined): DialectProfile {
+  return DIALECTS[dialect ?? 'postgres'];
+}
