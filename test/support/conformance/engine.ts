@@ -60,6 +60,12 @@ export interface ConformanceDatabase {
      */
     hostile: { sql: string; why: string }[];
   };
+  /**
+   * Why this engine cannot stop a statement once it runs (an embedded engine executing on the
+   * caller's thread), when it cannot: the cancellation and timeout cases are then skipped, saying
+   * this. Undefined (the default): both cases run.
+   */
+  uninterruptible?: string;
   /** A fingerprint of the data (a file's hash; row counts and a checksum on a server): equal before and after every hostile statement. */
   fingerprint(): Promise<string>;
   /** Closes the connector and removes the database. */
