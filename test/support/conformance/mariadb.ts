@@ -84,6 +84,14 @@ const STATEMENTS: ConformanceDatabase['sql'] = {
     { sql: 'SELECT user, password FROM mysql.user', why: 'the privilege tables' },
     { sql: '/* just a read */ DELETE FROM orders -- really', why: 'a write behind comments' },
     { sql: 'WITH d AS (SELECT 1) DELETE FROM orders', why: 'a write after a CTE' },
+    { sql: 'SELECT 1 /*! ; DELETE FROM orders */', why: 'an executable comment' },
+    { sql: 'SELECT id FROM orders /*!50000 UNION SELECT SLEEP(1) */', why: 'an executable comment' },
+    { sql: 'SELECT COUNT(*) INTO @n FROM orders', why: 'a variable assignment' },
+    { sql: 'HANDLER orders OPEN', why: 'a handler' },
+    { sql: "LOAD DATA INFILE '/etc/hostname' INTO TABLE customers", why: 'loads a server file' },
+    { sql: "SET SESSION sql_mode = 'ANSI_QUOTES'", why: 'changes how SQL is read' },
+    { sql: 'CALL mysql.nonexistent()', why: 'a stored procedure' },
+    { sql: 'SELECT * FROM `orders` WHERE id = 10 UNION SELECT * FROM orders FOR UPDATE', why: 'row locks in a union' },
   ],
 };
 

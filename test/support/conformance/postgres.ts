@@ -94,6 +94,12 @@ export const POSTGRES_STATEMENTS: ConformanceDatabase['sql'] = {
     { sql: 'CREATE ROLE intruder SUPERUSER', why: 'a role' },
     { sql: "SELECT lo_import('/etc/hostname')", why: 'a server file into a large object' },
     { sql: '/* just a read */ DELETE FROM orders -- really', why: 'a write behind comments' },
+    { sql: 'EXPLAIN ANALYZE DELETE FROM orders', why: 'EXPLAIN ANALYZE runs the write' },
+    { sql: "COPY (SELECT * FROM customers) TO '/tmp/sqlrecall-stolen.csv'", why: 'writes a server file' },
+    { sql: 'PREPARE gone AS DELETE FROM orders', why: 'a prepared write' },
+    { sql: 'CREATE TEMP TABLE scratch (x int)', why: 'DDL, even temporary' },
+    { sql: 'SELECT pg_advisory_lock(1)', why: 'a server-wide lock' },
+    { sql: "SELECT pg_read_file('/etc/hostname')", why: 'reads a server file' },
   ],
 };
 
