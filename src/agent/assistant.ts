@@ -77,8 +77,8 @@ export class Assistant {
   /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
   private valueHints: ValueHintSource = (table) => {
     if (this.options.valueHints) return this.options.valueHints(table);
-    // The sampler writes PostgreSQL (quoted identifiers, TABLESAMPLE): engines whose profile says
-    // it cannot run there get no sampled values.
+    // The sampler writes the SQL of the dialects it knows: engines whose profile says it cannot
+    // run there get no sampled values.
     if (!dialectProfile(this.options.db.dialect).valueHints) return Promise.resolve([]);
     const key = `${table.schema}.${table.name}`;
     let hints = this.hintCache.get(key);

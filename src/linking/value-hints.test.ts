@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Column, Table } from '../core/schema.js';
+import { DIALECTS } from '../sql/dialects.js';
 import { renderTable } from '../sql/render.js';
 import type { ValueHint } from './documents.js';
 import { catalogHash } from './documents.js';
 import { isDisplayableValue, isPromptHint, rankColumns, renderView } from './render.js';
-import { hintsFromRow, isSampledColumn, samplingSql } from './value-hints.js';
+import { canSampleValues, hintsFromRow, isSampledColumn, samplingSql } from './value-hints.js';
 
 function column(name: string, type = 'text', extra: Partial<Column> = {}): Column {
   return {
@@ -50,6 +51,30 @@ describe('value sampling SQL', () => {
     expect(sql).toContain('LIMIT 2000');
     expect(sql).not.toContain('TABLESAMPLE');
     expect(sql).not.toMatch(/"id"|\bid::text/); // integers are not sampled
+  });
+
+  it('writes MySQL for a MySQL database: backticks, a LIMIT on a subquery, never TABLESAMPLE', () => {
+    const t = table(
+      'or`ders; DROP TABLE x',
+      [column('id', 'int'), column('St`atus', 'varchar(20)'), column('note', 'mediumtext')],
+      {
+        schema: 'shop',
+        estimatedRows: 50_000_000,
+      },
+    );
+    const sql = samplingSql(t, undefined, 'mysql')!;
+    expect(sql).toContain('FROM `shop`.`or``ders; DROP TABLE x` LIMIT 2000');
+    expect(sql).toContain('`St``atus`');
+    expect(sql).toContain('JSON_ARRAYAGG(v)');
+    expect(sql).toContain('`note`'); // MySQL's text types are sampled too
+    expect(sql).not.toMatch(/TABLESAMPLE|::text|"|`id`/);
+    // A data policy's row filter is PostgreSQL: on MySQL nothing is sampled rather than run it.
+    expect(() => samplingSql(t, '"region" = \'EMEA\'', 'mysql')).toThrow(/row filter/);
+  });
+
+  it('has a sampling syntax for every dialect whose profile turns value hints on', () => {
+    for (const profile of Object.values(DIALECTS))
+      expect(canSampleValues(profile.name), profile.name).toBe(profile.valueHints);
   });
 
   it('uses TABLESAMPLE on big tables and skips views and tables without text', () => {

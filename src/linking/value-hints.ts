@@ -1,11 +1,14 @@
 /**
  * Value hints: the distinct values of low-cardinality text columns, read from a bounded sample in
  * the connector's READ ONLY execution (row cap, statement timeout), and enum labels straight from
- * the catalog. The sampling SQL is generated here from catalog identifiers, quoted with
- * `quoteIdent`; no user text ever reaches it.
+ * the catalog. The sampling SQL is generated here from catalog identifiers in the connector's
+ * dialect ({@link SampleSyntax}: PostgreSQL, MySQL/MariaDB); no user text ever reaches it. An
+ * engine without a syntax here gets its enum labels only.
  */
-import type { CellValue, DatabaseConnector } from '../core/ports.js';
+import type { CellValue, DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import type { Column, Table } from '../core/schema.js';
+import type { SqlDialect } from '../databases/engine.js';
+import { mysqlSql, mysqlTextCut, quoteMysqlIdent } from '../databases/mysql/sql.js';
 import { postgresDialect } from '../databases/postgres/dialect.js';
 import { quoteIdent } from '../sql/render.js';
 import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
@@ -23,8 +26,49 @@ export const SAMPLE_TIMEOUT_MS = 3000;
 /** Reads value hints of one table; never throws (a failure means no hints for that table). */
 export type ValueSampler = (table: Table) => Promise<ValueHint[]>;
 
-/** Types whose values are sampled: text-like built-ins (and domains over them). */
-const TEXT_TYPE = /^(text|citext|name|character varying|varchar|character|char|bpchar)(\(\d+\))?$/;
+/** Types whose values are sampled: text-like built-ins (and domains over them) of either dialect. */
+const TEXT_TYPE =
+  /^(text|citext|name|character varying|varchar|character|char|bpchar|tinytext|mediumtext|longtext)(\(\d+\))?$/;
+
+/** How one dialect writes the sampling statement of {@link samplingSql}. */
+export interface SampleSyntax {
+  /** The relation and the bounded FROM item of a sample (the dialect's own SQL). */
+  sql: Pick<SqlDialect, 'relation' | 'sampledFrom'>;
+  /** A quoted identifier. */
+  quote(name: string): string;
+  /** A column's value as text cut to `length` characters, distinct values compared exactly. */
+  textCut(column: string, length: number): string;
+  /** The values `v` of a subquery gathered into one JSON array text (SQL NULL when there are none). */
+  jsonArray(expression: string): string;
+  /**
+   * Whether a data policy's row filter (written in PostgreSQL by `policy/visibility.ts`) can be
+   * put in this dialect's sample; when not, a filtered table gets enum labels only (fail closed).
+   */
+  rowFilters: boolean;
+}
+
+/** The sampling syntax of each dialect that has one. */
+const SAMPLE_SYNTAX: Partial<Record<DatabaseDialectName, SampleSyntax>> = {
+  postgres: {
+    sql: postgresDialect,
+    quote: quoteIdent,
+    textCut: (column, length) => `left(${quoteIdent(column)}::text, ${length})`,
+    jsonArray: (expression) => `json_agg(${expression})`,
+    rowFilters: true,
+  },
+  mysql: {
+    sql: mysqlSql,
+    quote: quoteMysqlIdent,
+    textCut: mysqlTextCut,
+    jsonArray: (expression) => `JSON_ARRAYAGG(${expression})`,
+    rowFilters: false,
+  },
+};
+
+/** True when the bounded sampler can write `dialect`'s SQL (otherwise enum labels only). */
+export function canSampleValues(dialect: DatabaseDialectName): boolean {
+  return SAMPLE_SYNTAX[dialect] !== undefined;
+}
 
 /** True when `column` holds text worth sampling (not an enum: its labels come from the catalog). */
 export function isSampledColumn(column: Column): boolean {
@@ -45,25 +89,40 @@ export function enumHints(table: Table): ValueHint[] {
 }
 
 /**
- * The sampling statement for `table`, or `null` when nothing is sampled (no text column; views and
- * foreign tables, whose reads may be unbounded in cost). One row comes back: `n` (rows sampled)
+ * The sampling statement for `table` in `dialect` (default PostgreSQL), or `null` when nothing is
+ * sampled (no text column; views and foreign tables, whose reads may be unbounded in cost; a
+ * dialect without a {@link SampleSyntax}). One row comes back: `n` (rows sampled)
  * and one JSON array per column with up to {@link MAX_HINT_VALUES} + 1 distinct values, each cut to
  * {@link MAX_HINT_VALUE_LENGTH} + 1 characters (so over-long values are recognisable).
+ * @throws Error when `rowFilter` is given for a dialect that cannot take it (nothing is sampled)
  */
-export function samplingSql(table: Table, rowFilter?: string): string | null {
+export function samplingSql(
+  table: Table,
+  rowFilter?: string,
+  dialect: DatabaseDialectName = 'postgres',
+): string | null {
   if (table.kind === 'view' || table.kind === 'foreign_table') return null;
+  const syntax = SAMPLE_SYNTAX[dialect];
+  if (!syntax) return null;
   const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
   if (columns.length === 0) return null;
-  const list = columns.map((column) => quoteIdent(column.name)).join(', ');
+  const from =
+    rowFilter === undefined
+      ? syntax.sql.sampledFrom(table, SAMPLE_ROWS)
+      : syntax.rowFilters
+        ? `${syntax.sql.relation(table)} WHERE ${rowFilter}`
+        : null;
+  if (from === null) throw new Error(`a row filter cannot be sampled in the ${dialect} dialect`);
+  const list = columns.map((column) => syntax.quote(column.name)).join(', ');
   const parts = columns.map((column, i) => {
-    const c = quoteIdent(column.name);
+    const c = syntax.quote(column.name);
     return (
-      `(SELECT json_agg(v) FROM (SELECT DISTINCT left(${c}::text, ${MAX_HINT_VALUE_LENGTH + 1}) AS v FROM s ` +
+      `(SELECT ${syntax.jsonArray('v')} FROM (SELECT DISTINCT ${syntax.textCut(column.name, MAX_HINT_VALUE_LENGTH + 1)} AS v FROM s ` +
       `WHERE ${c} IS NOT NULL LIMIT ${MAX_HINT_VALUES + 1}) d) AS c${i}, ` +
       `(SELECT count(${c}) FROM s) AS n${i}`
     );
   });
-  return `WITH s AS (SELECT ${list} FROM ${sampledRows(table, rowFilter)} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
+  return `WITH s AS (SELECT ${list} FROM ${from} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
 }
 
 /**
@@ -135,7 +194,7 @@ export function createValueSampler(db: DatabaseConnector, options: ValueSamplerO
     const hints = enumHints(table);
     let sql: string | null;
     try {
-      sql = samplingSql(table, options.rowFilter?.(table));
+      sql = samplingSql(table, options.rowFilter?.(table), db.dialect);
     } catch (error) {
       options.onError?.(table, error);
       return hints;

@@ -25,8 +25,8 @@ export interface DialectProfile {
   /** Sent with a parse error: the habits of other dialects models bring, and this one's spelling. */
   readonly parseRepairHint: string;
   /**
-   * Whether the bounded value sampler (`linking/value-hints.ts`, which writes PostgreSQL) runs on
-   * this engine; without it the prompt carries no sampled values.
+   * Whether the bounded value sampler (`linking/value-hints.ts`, which writes the SQL of the
+   * dialects it knows) runs on this engine; without it the prompt carries no sampled values.
    */
   readonly valueHints: boolean;
   /**
@@ -66,7 +66,7 @@ const MYSQL: DialectProfile = {
   ],
   parseRepairHint:
     'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.',
-  valueHints: false,
+  valueHints: true,
   guard: async (sql, options) =>
     options.allowTables && options.allowTables.length > 0
       ? allowlistUnsupported('MySQL/MariaDB')
