@@ -221,7 +221,7 @@ for (const { engine, reason } of availability) {
       expect(problems).toEqual([]);
     });
 
-    it('accepts and runs every kind of read (join, CTE, window, GROUP BY, subquery, the view)', async () => {
+    it('accepts and runs every kind of read (join, CTE, window, GROUP BY, subquery, the view, EXISTS)', async () => {
       expect(db.sql.reads.length).toBeGreaterThanOrEqual(6);
       for (const sql of db.sql.reads) {
         const verdict = await guardForDialect(engine.dialect, sql);

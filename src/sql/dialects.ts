@@ -38,7 +38,7 @@ export interface DialectProfile {
 }
 
 /** A refusal for an allowlist this dialect's guard cannot check (it would otherwise run unchecked). */
-function allowlistUnsupported(label: string): GuardVerdict {
+export function allowlistUnsupported(label: string): GuardVerdict {
   return {
     ok: false,
     rule: 'allowlist',
@@ -67,10 +67,7 @@ const MYSQL: DialectProfile = {
   parseRepairHint:
     'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.',
   valueHints: true,
-  guard: async (sql, options) =>
-    options.allowTables && options.allowTables.length > 0
-      ? allowlistUnsupported('MySQL/MariaDB')
-      : guardMysqlSql(sql),
+  guard: (sql, options) => guardMysqlSql(sql, options),
 };
 
 /** Every dialect's profile, by {@link DatabaseDialectName}. */

@@ -6,7 +6,8 @@
  * classify. The text is read by our own lexer (`lexer.ts`), then parsed by node-sql-parser's MySQL
  * grammar; a text either does not accept is refused.
  */
-import type { GuardVerdict } from '../guard.js';
+import type { GuardOptions, GuardVerdict } from '../guard.js';
+import { checkMysqlAllowlist } from './allowlist.js';
 import { lexMysql } from './lexer.js';
 import { BUILTIN_FUNCTIONS, REFUSED_FUNCTIONS, SYSTEM_DATABASES } from './rules.js';
 
@@ -131,11 +132,13 @@ const STATEMENT_TYPES = new Set([
 ]);
 
 /**
- * Checks that `sql` is exactly one read-only MySQL/MariaDB statement. Never throws: every input
- * gets a verdict, and a parser that cannot load refuses with rule `internal`. The verdict's `sql`
- * is the statement without comments or a final semicolon: what the server runs is what was checked.
+ * Checks that `sql` is exactly one read-only MySQL/MariaDB statement, and with
+ * `options.allowTables` that every table it reads is allowed (`allowlist.ts`; unqualified names
+ * are `options.schema`'s database). Never throws: every input gets a verdict, and a parser that
+ * cannot load refuses with rule `internal`. The verdict's `sql` is the statement without comments
+ * or a final semicolon: what the server runs is what was checked.
  */
-export async function guardMysqlSql(sql: string): Promise<GuardVerdict> {
+export async function guardMysqlSql(sql: string, options: GuardOptions = {}): Promise<GuardVerdict> {
   if (typeof sql !== 'string' || sql.trim() === '')
     return refuse('empty', 'refused: there is no SQL statement');
   const lexed = lexMysql(sql);
@@ -177,6 +180,10 @@ export async function guardMysqlSql(sql: string): Promise<GuardVerdict> {
     }
     const refusal = inspect(statement);
     if (refusal) return refusal;
+    if (options.allowTables && options.allowTables.length > 0) {
+      const denied = checkMysqlAllowlist(parsed, options.allowTables, options.schema);
+      if (denied) return refuse('allowlist', denied);
+    }
   } catch (error) {
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }

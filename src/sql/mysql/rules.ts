@@ -48,7 +48,7 @@ export const BUILTIN_FUNCTIONS: ReadonlySet<string> = new Set(
   month monthname now period_add period_diff quarter sec_to_time second str_to_date subdate subtime
   sysdate time time_format time_to_sec timediff timestamp timestampadd timestampdiff to_days to_seconds
   unix_timestamp utc_date utc_time utc_timestamp week weekday weekofyear year yearweek add_months
-  cast convert coalesce if ifnull isnull nullif nvl nvl2 interval
+  cast convert coalesce if ifnull isnull nullif nvl nvl2 interval exists
   md5 sha sha1 sha2 compress uncompress uncompressed_length crc32c
   json_array json_array_append json_array_insert json_contains json_contains_path json_depth
   json_extract json_insert json_keys json_length json_merge json_merge_patch json_merge_preserve

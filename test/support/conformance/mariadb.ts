@@ -62,6 +62,7 @@ const STATEMENTS: ConformanceDatabase['sql'] = {
     'SELECT region, COUNT(*) AS n FROM customers GROUP BY region ORDER BY region',
     'SELECT name FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 100)',
     'SELECT * FROM big_orders ORDER BY id',
+    'SELECT c.name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total IS NULL)',
   ],
   hostile: [
     { sql: 'DELETE FROM orders', why: 'a write' },
@@ -91,7 +92,10 @@ const STATEMENTS: ConformanceDatabase['sql'] = {
     { sql: "LOAD DATA INFILE '/etc/hostname' INTO TABLE customers", why: 'loads a server file' },
     { sql: "SET SESSION sql_mode = 'ANSI_QUOTES'", why: 'changes how SQL is read' },
     { sql: 'CALL mysql.nonexistent()', why: 'a stored procedure' },
-    { sql: 'SELECT * FROM `orders` WHERE id = 10 UNION SELECT * FROM orders FOR UPDATE', why: 'row locks in a union' },
+    {
+      sql: 'SELECT * FROM `orders` WHERE id = 10 UNION SELECT * FROM orders FOR UPDATE',
+      why: 'row locks in a union',
+    },
   ],
 };
 

@@ -73,6 +73,7 @@ export const POSTGRES_STATEMENTS: ConformanceDatabase['sql'] = {
     'SELECT region, count(*) AS n FROM customers GROUP BY region ORDER BY region',
     'SELECT name FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 100)',
     'SELECT * FROM big_orders ORDER BY id',
+    'SELECT c.name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total IS NULL)',
   ],
   hostile: [
     { sql: 'DELETE FROM orders', why: 'a write' },
