@@ -5,6 +5,14 @@
 
 import { existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
+import type { DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
+import {
+  describeGrants,
+  MYSQL_GRANTS_SQL,
+  MYSQL_IDENTITY_SQL,
+  readOnlyUserSql,
+  writingGrants,
+} from '../databases/mysql/grants.js';
 import { resolveContextTokens } from '../linking/budget.js';
 import type { ContextWindow, StructuredOutputSupport } from '../models/provider.js';
 import type { Runtime } from './runtime.js';
@@ -314,14 +322,17 @@ FROM pg_catalog.pg_roles r WHERE r.rolname = current_user`;
 
 /**
  * Warns when the connected role can write (superuser, BYPASSRLS, CREATEROLE/CREATEDB, write
- * privileges on a table, CREATE on a schema), with the read-only role setup as the fix. Embedded
- * PGlite has no roles worth checking. Runs through the connector's read-only execution.
+ * privileges on a table, CREATE on a schema), with the read-only role setup as the fix; on
+ * MySQL/MariaDB the same from the user's grants. Embedded PGlite has no roles worth checking.
+ * Runs through the connector's read-only execution.
  */
 export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undefined> {
   const url = runtime.config.databaseUrl;
   if (!url || /^pglite:/i.test(url)) return undefined;
   try {
     const db = await runtime.database();
+    const other = ROLE_CHECKS[db.dialect];
+    if (other) return await other(db);
     const result = await db.execute(ROLE_PRIVILEGES_SQL, { maxRows: 1, timeoutMs: 10_000 });
     const [role, database, superuser, bypassrls, creates, writable, createSchemas, usable] =
       result.rows[0] ?? [];
@@ -358,6 +369,37 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
       message: `Could not check the role's privileges: ${err.message}`,
     };
   }
+}
+
+/** The user check of each engine that is not PostgreSQL's role check above. */
+const ROLE_CHECKS: Partial<Record<DatabaseDialectName, (db: DatabaseConnector) => Promise<Check>>> = {
+  mysql: checkMysqlUser,
+};
+
+/**
+ * Warns when the connected MySQL/MariaDB user can write (any privilege of `SHOW GRANTS` that
+ * changes data, schema, routines, files or users, or `WITH GRANT OPTION`), with the statements
+ * that create a read-only user (SELECT, SHOW VIEW) as the fix. Runs through the connector's
+ * read-only execution.
+ * @throws SqlrecallError from the database (the caller turns it into a warning)
+ */
+async function checkMysqlUser(db: DatabaseConnector): Promise<Check> {
+  const run = { maxRows: 1_000, timeoutMs: 10_000 };
+  const [user, database] = (await db.execute(MYSQL_IDENTITY_SQL, run)).rows[0] ?? [];
+  const grants = writingGrants((await db.execute(MYSQL_GRANTS_SQL, run)).rows.map((row) => String(row[0])));
+  if (grants.length === 0)
+    return { name: 'database role', ok: true, level: 'ok', message: `user ${String(user)} cannot write` };
+  const global = grants.some((g) => g.on === '*.*' && /^(ALL|ALL PRIVILEGES|SUPER)$/.test(g.privilege));
+  const note = global
+    ? " ADMINISTRATOR CONNECTION: this user can read and change every database on the server, so only sqlrecall's guard stands in the way."
+    : '';
+  return {
+    name: 'database role',
+    ok: true,
+    level: 'warn',
+    message: `The user ${String(user)} can write (${describeGrants(grants)}).${note} sqlrecall only reads, but a read-only user is the last line of defence.`,
+    fix: `connect as a read-only user, created once by an administrator:\n${readOnlyUserSql(typeof database === 'string' ? database : undefined)}`,
+  };
 }
 
 /**
