@@ -12,11 +12,16 @@
  * The `policy-*` rows time what a data policy adds to a statement (`databases/policed.ts`): the
  * rewrite (`rewriteForPolicy`, every table of the statement with a row filter and a denied column)
  * plus the guard's second check of the rewritten text. Budget: 2 ms at p95.
+ *
+ * The `mysql-*` rows time the MySQL/MariaDB guard (`sql/mysql/guard.ts`: its lexer, then
+ * node-sql-parser's MySQL grammar and the tree checks) on the same two statements written for
+ * MySQL, so the guard's latency is there per dialect.
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/eval/report.js';
 import type { EffectivePolicy } from '../src/policy/types.js';
 import { guardSql, loadGuardParser } from '../src/sql/guard.js';
+import { guardMysqlSql } from '../src/sql/mysql/guard.js';
 import { type PolicyCatalog, type PolicyRelation, rewriteForPolicy } from '../src/sql/policy-rewrite.js';
 
 const { values: args } = parseArgs({
@@ -104,6 +109,24 @@ const runs: [string, string, (sql: string) => Promise<{ ok: boolean }>][] = [
     policed,
   ]),
 ];
+// MySQL/MariaDB rows: the same two statements in MySQL, through the MySQL guard.
+const MYSQL_STATEMENTS: Record<string, string> = {
+  join: STATEMENTS.join!,
+  large: `WITH recent AS (SELECT id, owner_id, amount, created_at FROM payments WHERE created_at > NOW() - INTERVAL 30 DAY),
+    totals AS (SELECT owner_id, SUM(amount) AS total, COUNT(*) AS n FROM recent GROUP BY owner_id)
+    SELECT o.name, t.total, t.n, RANK() OVER (ORDER BY t.total DESC) AS place
+    FROM owners o JOIN totals t ON t.owner_id = o.id
+    WHERE o.id IN (SELECT owner_id FROM recent WHERE amount > 100)
+    ORDER BY place LIMIT 20`,
+};
+runs.push(
+  ...Object.entries(MYSQL_STATEMENTS).map(([name, sql]): [string, string, typeof guardMysqlSql] => [
+    `mysql-${name}`,
+    sql,
+    (text) => guardMysqlSql(text),
+  ]),
+);
+
 for (const [name, sql, check] of runs) {
   let accepted = true;
   for (let k = 0; k < 20; k += 1) accepted = (await check(sql)).ok && accepted;
