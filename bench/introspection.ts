@@ -1,17 +1,26 @@
 /**
  * Introspection benchmark: sqlrecall's fixed-count catalog queries beside a naive per-table
  * approach (what a tool that walks information_schema table by table does), measured in the same
- * run on the same throw-away database.
+ * run on the same throw-away database; then `introspect()` of the same generated schema on every
+ * other engine of {@link ENGINES} (PGlite, MariaDB/MySQL), one table "engine | tables | ms".
  *
- *   npx tsx bench/introspection.ts [--tables 1000] [--repeat 3] [--url postgres://…] [--json]
+ *   npx tsx bench/introspection.ts [--tables 1000] [--repeat 3] [--url postgres://…]
+ *     [--mysql-url mysql://…] [--json]
  *
  * Default URL: TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres. The role must
- * be allowed to CREATE DATABASE; the generated database is dropped at the end.
+ * be allowed to CREATE DATABASE; the generated database is dropped at the end. MariaDB: the
+ * `--mysql-url` user (default TEST_MYSQL_URL, else mysql://root@127.0.0.1:3306) must be allowed to
+ * CREATE DATABASE; an engine that is not reachable is listed as skipped, with the reason.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
+import type { DatabaseConnector } from '../src/core/ports.js';
 import { maskUrl } from '../src/core/redact.js';
+import { openDatabase } from '../src/databases/open.js';
+import { createPgliteConnector } from '../src/databases/pglite/connector.js';
 import { createPostgresConnector } from '../src/databases/postgres/connector.js';
 import { introspectionStats } from '../src/databases/postgres/introspect.js';
 
@@ -22,6 +31,10 @@ const { values: args } = parseArgs({
     url: {
       type: 'string',
       default: process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+    },
+    'mysql-url': {
+      type: 'string',
+      default: process.env.TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306',
     },
     json: { type: 'boolean', default: false },
   },
@@ -45,51 +58,102 @@ function random(seed: number): () => number {
   };
 }
 
-const COLUMN_TYPES = [
-  'integer',
-  'bigint',
-  'text',
-  'varchar(80)',
-  'numeric(12,2)',
-  'boolean',
-  'date',
-  'timestamp',
-  'timestamptz',
-  'jsonb',
-  'text[]',
-  'uuid',
+/** Column types of the generated schema, in PostgreSQL and in MySQL. */
+const COLUMN_TYPES: { postgres: string; mysql: string; indexable: boolean }[] = [
+  { postgres: 'integer', mysql: 'INT', indexable: true },
+  { postgres: 'bigint', mysql: 'BIGINT', indexable: true },
+  { postgres: 'text', mysql: 'TEXT', indexable: false },
+  { postgres: 'varchar(80)', mysql: 'VARCHAR(80)', indexable: true },
+  { postgres: 'numeric(12,2)', mysql: 'DECIMAL(12,2)', indexable: true },
+  { postgres: 'boolean', mysql: 'BOOLEAN', indexable: true },
+  { postgres: 'date', mysql: 'DATE', indexable: true },
+  { postgres: 'timestamp', mysql: 'DATETIME', indexable: true },
+  { postgres: 'timestamptz', mysql: 'TIMESTAMP NULL', indexable: true },
+  { postgres: 'jsonb', mysql: 'JSON', indexable: false },
+  { postgres: 'text[]', mysql: 'TEXT', indexable: false },
+  { postgres: 'uuid', mysql: 'CHAR(36)', indexable: true },
 ];
 
-/** DDL of the generated schema: 10–20 columns per table, 1–2 FKs to earlier tables. */
-function generateSchema(count: number): { statements: string[]; columns: number; foreignKeys: number } {
+/** One generated table, independent of the dialect. */
+interface GeneratedTable {
+  name: string;
+  columns: { name: string; type: (typeof COLUMN_TYPES)[number]; notNull: boolean }[];
+  /** `refK_id` → the table it references (by `id`). */
+  references: { column: string; table: string }[];
+  comment: string | null;
+  /** A column with a unique index, when the last column got one. */
+  unique: string | null;
+}
+
+/** The generated schema: 10–20 columns per table, 1–2 FKs to earlier tables (same every run). */
+function generateTables(count: number): GeneratedTable[] {
   const next = random(20260101);
   const pick = (n: number): number => Math.floor(next() * n);
-  const statements: string[] = [];
-  let columns = 0;
-  let foreignKeys = 0;
+  const tables: GeneratedTable[] = [];
   for (let i = 0; i < count; i += 1) {
     const name = `t_${String(i).padStart(4, '0')}`;
-    const parts = ['id bigint PRIMARY KEY'];
     const total = 10 + pick(11);
     const fkCount = i === 0 ? 0 : 1 + pick(2);
-    for (let k = 0; k < fkCount; k += 1) {
-      const target = `t_${String(pick(i)).padStart(4, '0')}`;
-      parts.push(`ref${k}_id bigint REFERENCES ${target}(id)`);
-      foreignKeys += 1;
-    }
-    for (let c = parts.length; c < total; c += 1) {
+    const references: GeneratedTable['references'] = [];
+    for (let k = 0; k < fkCount; k += 1)
+      references.push({ column: `ref${k}_id`, table: `t_${String(pick(i)).padStart(4, '0')}` });
+    const columns: GeneratedTable['columns'] = [];
+    for (let c = 1 + references.length; c < total; c += 1) {
       const type = COLUMN_TYPES[pick(COLUMN_TYPES.length)]!;
-      parts.push(`c${c} ${type}${next() < 0.3 ? ' NOT NULL' : ''}`);
+      columns.push({ name: `c${c}`, type, notNull: next() < 0.3 });
     }
-    columns += parts.length;
-    statements.push(`CREATE TABLE ${name} (${parts.join(', ')});`);
-    if (next() < 0.5) statements.push(`COMMENT ON TABLE ${name} IS 'Generated table number ${i}';`);
-    if (next() < 0.3)
+    const comment = next() < 0.5 ? `Generated table number ${i}` : null;
+    const last = columns.at(-1);
+    const unique = next() < 0.3 && last ? last.name : null;
+    tables.push({ name, columns, references, comment, unique });
+  }
+  return tables;
+}
+
+/** Columns and foreign keys of the generated schema (the id and reference columns included). */
+function schemaSize(tables: GeneratedTable[]): { columns: number; foreignKeys: number } {
+  let columns = 0;
+  let foreignKeys = 0;
+  for (const table of tables) {
+    columns += 1 + table.references.length + table.columns.length;
+    foreignKeys += table.references.length;
+  }
+  return { columns, foreignKeys };
+}
+
+/** The schema as PostgreSQL DDL. */
+function postgresDdl(tables: GeneratedTable[]): string[] {
+  const statements: string[] = [];
+  for (const table of tables) {
+    const parts = [
+      'id bigint PRIMARY KEY',
+      ...table.references.map((r) => `${r.column} bigint REFERENCES ${r.table}(id)`),
+      ...table.columns.map((c) => `${c.name} ${c.type.postgres}${c.notNull ? ' NOT NULL' : ''}`),
+    ];
+    statements.push(`CREATE TABLE ${table.name} (${parts.join(', ')});`);
+    if (table.comment) statements.push(`COMMENT ON TABLE ${table.name} IS '${table.comment}';`);
+    if (table.unique)
       statements.push(
-        `CREATE UNIQUE INDEX ${name}_c${parts.length - 1}_key ON ${name} (c${parts.length - 1});`,
+        `CREATE UNIQUE INDEX ${table.name}_${table.unique}_key ON ${table.name} (${table.unique});`,
       );
   }
-  return { statements, columns, foreignKeys };
+  return statements;
+}
+
+/** The schema as MySQL DDL (a unique index only on a type MySQL can index whole). */
+function mysqlDdl(tables: GeneratedTable[]): string[] {
+  return tables.map((table) => {
+    const parts = [
+      'id BIGINT PRIMARY KEY',
+      ...table.references.map((r) => `${r.column} BIGINT`),
+      ...table.columns.map((c) => `${c.name} ${c.type.mysql}${c.notNull ? ' NOT NULL' : ''}`),
+      ...table.references.map((r) => `FOREIGN KEY (${r.column}) REFERENCES ${r.table}(id)`),
+    ];
+    const unique = table.columns.find((c) => c.name === table.unique);
+    if (unique?.type.indexable) parts.push(`UNIQUE KEY ${table.name}_${unique.name}_key (${unique.name})`);
+    const comment = table.comment ? ` COMMENT '${table.comment}'` : '';
+    return `CREATE TABLE ${table.name} (${parts.join(', ')})${comment};`;
+  });
 }
 
 /**
@@ -165,6 +229,8 @@ async function adminQuery(sql: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const tables = generateTables(tableCount);
+  const generated = schemaSize(tables);
   const dbName = `sqlrecall_bench_${randomBytes(4).toString('hex')}`;
   const dbUrlParsed = new URL(adminUrl);
   dbUrlParsed.pathname = `/${dbName}`;
@@ -175,11 +241,11 @@ async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: dbUrl });
   try {
     await client.connect();
-    const generated = generateSchema(tableCount);
+    const statements = postgresDdl(tables);
     const started = performance.now();
     await client.query('BEGIN');
-    for (let i = 0; i < generated.statements.length; i += 500) {
-      await client.query(generated.statements.slice(i, i + 500).join('\n'));
+    for (let i = 0; i < statements.length; i += 500) {
+      await client.query(statements.slice(i, i + 500).join('\n'));
     }
     await client.query('COMMIT');
     await client.query('ANALYZE');
@@ -230,21 +296,187 @@ async function main(): Promise<void> {
       speedup: round(naiveMs / oursMs),
       queryRatio: round(naive[0]!.queries / ours[0]!.queries),
     };
-    if (args.json) {
-      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    } else {
-      printTable(report);
-    }
     if (oursTables !== tableCount || oursForeignKeys !== generated.foreignKeys) {
       throw new Error(
         `sqlrecall found ${oursTables} tables / ${oursForeignKeys} FKs, expected ${tableCount} / ${generated.foreignKeys}`,
       );
     }
+    const engines: EngineFigure[] = [{ engine: 'postgres', tables: oursTables, ms: round(oursMs) }];
+    for (const engine of ENGINES) engines.push(await measureEngine(engine, tables, generated.foreignKeys));
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify({ ...report, engines }, null, 2)}\n`);
+    } else {
+      printTable(report);
+      printEngines(engines);
+    }
+    const wrong = engines.find((e) => e.error !== undefined);
+    if (wrong) throw new Error(`${wrong.engine}: ${wrong.error}`);
   } finally {
     await client.end().catch(() => {});
     await connector.close();
     await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     log(`dropped ${dbName}`);
+  }
+}
+
+/** One engine's figure: `introspect()` of the generated schema, median of the runs. */
+interface EngineFigure {
+  engine: string;
+  /** Tables found (must be all of them). */
+  tables: number;
+  /** Median milliseconds, or null when the engine was skipped. */
+  ms: number | null;
+  /** Why the engine was skipped (not reachable here). */
+  skipped?: string;
+  /** What it got wrong (a table or a foreign key missing): fails the run. */
+  error?: string;
+}
+
+/**
+ * An engine the generated schema is introspected on besides the PostgreSQL server, whose
+ * comparison with the naive approach comes first. A further engine is one more entry of
+ * {@link ENGINES}: set up the generated schema (its own DDL), hand back a connector on it.
+ */
+interface BenchEngine {
+  name: string;
+  /** Why the engine cannot run here, or undefined. */
+  unavailable(): Promise<string | undefined>;
+  /** A database holding `tables`, and a connector on it; `dispose` removes both. */
+  setUp(tables: GeneratedTable[]): Promise<{ connector: DatabaseConnector; dispose(): Promise<void> }>;
+}
+
+const pgliteEngine: BenchEngine = {
+  name: 'pglite',
+  unavailable: async () => undefined,
+  async setUp(tables) {
+    const db = new PGlite();
+    await db.exec(postgresDdl(tables).join('\n'));
+    await db.exec('ANALYZE');
+    const connector = createPgliteConnector({ pglite: db });
+    return {
+      connector,
+      dispose: async () => {
+        await connector.close();
+        await db.close();
+      },
+    };
+  },
+};
+
+/** `--mysql-url` without its database, as mysql2 options. */
+function mysqlAdminOptions(): mysql.ConnectionOptions {
+  const url = new URL((args['mysql-url'] ?? '').replace(/^(mysql|mariadb):/i, 'http:'));
+  return {
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username || 'root'),
+    password: decodeURIComponent(url.password),
+    multipleStatements: true,
+    connectTimeout: 3_000,
+  };
+}
+
+const mariadbEngine: BenchEngine = {
+  name: 'mariadb',
+  async unavailable() {
+    try {
+      const conn = await mysql.createConnection(mysqlAdminOptions());
+      await conn.end();
+      return undefined;
+    } catch (error) {
+      return `no MySQL/MariaDB server at ${maskUrl(args['mysql-url'] ?? '')} (${(error as Error).message})`;
+    }
+  },
+  async setUp(tables) {
+    const name = `sqlrecall_bench_${randomBytes(4).toString('hex')}`;
+    const admin = await mysql.createConnection(mysqlAdminOptions());
+    await admin.query(`CREATE DATABASE \`${name}\``);
+    const drop = async () => {
+      await admin.query(`DROP DATABASE IF EXISTS \`${name}\``).catch(() => {});
+      await admin.end().catch(() => {});
+    };
+    try {
+      await admin.query(`USE \`${name}\``);
+      const statements = mysqlDdl(tables);
+      for (let i = 0; i < statements.length; i += 200)
+        await admin.query(statements.slice(i, i + 200).join('\n'));
+      const url = new URL((args['mysql-url'] ?? '').replace(/^(mysql|mariadb):/i, 'http:'));
+      url.pathname = `/${name}`;
+      const connector = await openDatabase(url.toString().replace(/^http:/, 'mysql:'));
+      return {
+        connector,
+        dispose: async () => {
+          await connector.close();
+          await drop();
+        },
+      };
+    } catch (error) {
+      await drop();
+      throw error;
+    }
+  },
+};
+
+/** The engines measured after the PostgreSQL server, in order. */
+const ENGINES: BenchEngine[] = [pgliteEngine, mariadbEngine];
+
+/** Sets up `engine`, introspects `repeat` times, checks every table and foreign key was found. */
+async function measureEngine(
+  engine: BenchEngine,
+  tables: GeneratedTable[],
+  foreignKeys: number,
+): Promise<EngineFigure> {
+  const reason = await engine.unavailable();
+  if (reason) {
+    log(`${engine.name}: skipped (${reason})`);
+    return { engine: engine.name, tables: 0, ms: null, skipped: reason };
+  }
+  const started = performance.now();
+  const { connector, dispose } = await engine.setUp(tables);
+  log(`${engine.name}: schema created in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  try {
+    await connector.ping();
+    const times: number[] = [];
+    let found = 0;
+    let foundKeys = 0;
+    for (let run = 1; run <= repeat; run += 1) {
+      const t = performance.now();
+      const schema = await connector.introspect();
+      times.push(performance.now() - t);
+      found = schema.tables.length;
+      foundKeys = schema.tables.reduce((sum, table) => sum + table.foreignKeys.length, 0);
+      log(`${engine.name} run ${run}/${repeat}: ${times.at(-1)!.toFixed(1)} ms`);
+    }
+    const figure: EngineFigure = { engine: engine.name, tables: found, ms: round(median(times)) };
+    if (found !== tables.length || foundKeys !== foreignKeys)
+      figure.error = `found ${found} tables / ${foundKeys} FKs, expected ${tables.length} / ${foreignKeys}`;
+    return figure;
+  } finally {
+    await dispose();
+  }
+}
+
+/** The table "engine | tables | ms". */
+function printEngines(figures: EngineFigure[]): void {
+  console.log('');
+  console.log(`introspect() of the same ${tableCount}-table schema per engine, median of ${repeat} runs`);
+  const rows = [
+    ['engine', 'tables', 'ms'],
+    ...figures.map((f) => [
+      f.engine,
+      f.skipped ? '-' : String(f.tables),
+      f.ms === null ? `skipped: ${f.skipped}` : f.ms.toLocaleString('en-US'),
+    ]),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  for (const [i, row] of rows.entries()) {
+    console.log(
+      `| ${row[0]!.padEnd(widths[0]!)} | ${row[1]!.padStart(widths[1]!)} | ${row[2]!.padStart(widths[2]!)} |`,
+    );
+    if (i === 0)
+      console.log(
+        `|${'-'.repeat(widths[0]! + 2)}|${'-'.repeat(widths[1]! + 1)}:|${'-'.repeat(widths[2]! + 1)}:|`,
+      );
   }
 }
 

@@ -35,7 +35,8 @@ const SERVER_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0
 const REGISTRY = [
   {
     name: 'introspection',
-    restsOn: 'real components: the PostgreSQL 15 server and its catalog; no model',
+    restsOn:
+      'real components: the PostgreSQL 15 server and its catalog, then embedded PGlite and MariaDB 10.11 (per-engine table); no model',
     title: 'Schema introspection: fixed catalog queries vs. per-table information_schema walking',
     script: 'bench/introspection.ts',
     quick: ['--tables', '200', '--repeat', '1'],
