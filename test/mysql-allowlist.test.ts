@@ -2,11 +2,14 @@
  * The table allowlist (`--allow-tables`) on MySQL/MariaDB, through the dialect's guard: every
  * table a statement reads, however reached (a join, a subquery, a derived table, a CTE, a union,
  * `db.table`, backtick-quoted names), must match a pattern; a CTE name is not a table where it is
- * in scope, and a table outside that scope is one. No server needed: the guard decides.
+ * in scope, and a table outside that scope is one. The guard decides without a server; one suite
+ * runs `sql --allow-tables` on MariaDB, where unqualified names are the URL's database.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Schema } from '../src/core/schema.js';
 import { guardForDialect } from '../src/sql/dialect-guard.js';
+import { runCliInProcess } from './support/in-process-cli.js';
+import { createTempMysqlDatabase, MYSQL_AVAILABLE, type TempMysqlDatabase } from './support/mysql-db.js';
 
 /** The catalog in allowlist mode: only its database (the connection's default) matters here. */
 const SHOP: Schema = {
@@ -114,5 +117,39 @@ describe('the MySQL table allowlist', () => {
       rule: 'statement-kind',
     });
     expect(await verdict('SELECT * FROM mysql.user', ['*'])).toMatchObject({ ok: false });
+  });
+});
+
+describe.skipIf(!MYSQL_AVAILABLE)('sql --allow-tables on MariaDB', () => {
+  let temp: TempMysqlDatabase;
+
+  beforeAll(async () => {
+    temp = await createTempMysqlDatabase('sqlrecall_allow');
+    await temp.exec(`CREATE TABLE orders (id INT PRIMARY KEY, total DECIMAL(10,2));
+      CREATE TABLE secret (id INT PRIMARY KEY, password VARCHAR(40));
+      INSERT INTO orders VALUES (1, 10.50), (2, 20.00);
+      INSERT INTO secret VALUES (1, 'hunter2');`);
+  });
+  afterAll(async () => {
+    await temp?.drop();
+  });
+
+  const sql = (statement: string, allow: string) =>
+    runCliInProcess(['sql', statement, '--db', temp.url, '--allow-tables', allow, '--json']);
+
+  it('runs a read of an allowed table, unqualified or qualified with the URL’s database', async () => {
+    const plain = await sql('SELECT COUNT(*) AS n FROM orders', `${temp.name}.orders`);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(JSON.parse(plain.stdout).rows).toEqual([['2']]);
+    const qualified = await sql(`SELECT SUM(total) AS s FROM \`${temp.name}\`.orders`, 'orders');
+    expect(qualified.code, qualified.stderr).toBe(0);
+    expect(JSON.parse(qualified.stdout).rows).toEqual([['30.50']]);
+  });
+
+  it('refuses a table outside the list before anything runs (exit 3), the data never shown', async () => {
+    const run = await sql('SELECT o.id FROM orders o WHERE o.id IN (SELECT id FROM secret)', 'orders');
+    expect(run.code).toBe(3);
+    expect(`${run.stdout}${run.stderr}`).toContain(`${temp.name}.secret is not one of the allowed tables`);
+    expect(`${run.stdout}${run.stderr}`).not.toContain('hunter2');
   });
 });
