@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlrecallError } from '../src/core/errors.js';
 import type { CellValue, DatabaseDialectName, QueryResult } from '../src/core/ports.js';
 import type { Table } from '../src/core/schema.js';
+import { createValueSampler } from '../src/linking/value-hints.js';
 import { guardForDialect } from '../src/sql/dialect-guard.js';
+import { dialectProfile } from '../src/sql/dialects.js';
 import type { ConformanceDatabase } from './support/conformance/engine.js';
 import { CONFORMANCE_ENGINES } from './support/conformance/index.js';
 
@@ -219,6 +221,60 @@ for (const { engine, reason } of availability) {
         if (problems.length === 0) pass();
       }
       expect(problems).toEqual([]);
+    });
+
+    it('keeps the table allowlist: a table outside it is refused (rule allowlist); inside it, reads run where the dialect checks it', async () => {
+      const schema = await db.connector.introspect();
+      const outside = await guardForDialect(
+        engine.dialect,
+        'SELECT name FROM customers WHERE id IN (SELECT customer_id FROM orders)',
+        { allowTables: ['customers'], schema },
+      );
+      expect(outside).toMatchObject({ ok: false, rule: 'allowlist' });
+      const inside = await guardForDialect(
+        engine.dialect,
+        'SELECT c.name, o.total FROM customers c JOIN orders o ON o.customer_id = c.id',
+        {
+          allowTables: ['customers', 'orders'],
+          schema,
+        },
+      );
+      if (inside.ok) {
+        expect((await db.connector.execute(inside.sql, RUN)).rowCount).toBe(4);
+      } else {
+        // A dialect that cannot check the allowlist refuses everything under one, never runs unchecked.
+        expect(inside.rule).toBe('allowlist');
+        skipped.push(`allowlist: ${inside.reason}`);
+      }
+      pass();
+    });
+
+    it('samples value hints where the dialect turns them on: enum labels, and the values of a small text column', async (ctx) => {
+      if (!dialectProfile(engine.dialect).valueHints) {
+        skipped.push(`value hints: off for the ${engine.dialect} dialect`);
+        ctx.skip();
+      }
+      const schema = await db.connector.introspect();
+      const customers = schema.tables.find((t) => t.name === 'customers')!;
+      const errors: unknown[] = [];
+      const hints = await createValueSampler(db.connector, { onError: (_t, error) => errors.push(error) })(
+        customers,
+      );
+      expect(errors).toEqual([]);
+      const byColumn = Object.fromEntries(hints.map((h) => [h.column, h]));
+      expect(byColumn.name).toMatchObject({
+        values: ['Ada', 'Grace', 'Linus'],
+        source: 'sample',
+        sampledRows: 3,
+      });
+      expect(byColumn.email).toMatchObject({
+        values: ['ada@example.com', 'linus@example.com'],
+        sampledRows: 2,
+      });
+      if (customers.columns.find((c) => c.name === 'region')!.enumValues)
+        expect(byColumn.region).toMatchObject({ values: ['EMEA', 'AMER', 'APAC'], source: 'enum' });
+      else expect(byColumn.region).toMatchObject({ values: ['AMER', 'EMEA'], source: 'sample' });
+      pass();
     });
 
     it('accepts and runs every kind of read (join, CTE, window, GROUP BY, subquery, the view, EXISTS)', async () => {
