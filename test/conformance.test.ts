@@ -146,6 +146,27 @@ for (const { engine, reason } of availability) {
       pass();
     });
 
+    it('reads the fixture alike on every engine; an empty result keeps its columns; an unknown column is db_query', async () => {
+      const rows = await db.connector.execute(
+        'SELECT id, name, email, created_on FROM customers ORDER BY id',
+        RUN,
+      );
+      expect(rows.columns.map((c) => c.name)).toEqual(['id', 'name', 'email', 'created_on']);
+      expect(rows.rows).toEqual([
+        [1, 'Ada', 'ada@example.com', '2024-01-05'],
+        [2, 'Grace', null, '2024-02-10'],
+        [3, 'Linus', 'linus@example.com', '2024-03-15'],
+      ]);
+      const empty = await db.connector.execute('SELECT id, name FROM customers WHERE id < 0', RUN);
+      expect(empty).toMatchObject({ rowCount: 0, rows: [], truncated: false });
+      expect(empty.columns.map((c) => c.name)).toEqual(['id', 'name']);
+      const error = await failure(db.connector.execute('SELECT no_such_column FROM customers', RUN));
+      expect(error.code).toBe('db_query');
+      expect(error.message).toMatch(/no_such_column/);
+      await db.connector.ping();
+      pass();
+    });
+
     it('caps rows: more rows than maxRows are cut with max_rows; exactly maxRows are not', async () => {
       const cut = await db.connector.execute(db.sql.rows(12), { ...RUN, maxRows: 5 });
       expect(cut).toMatchObject({ rowCount: 5, truncated: true, truncatedReason: 'max_rows' });
