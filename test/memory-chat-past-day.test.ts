@@ -21,7 +21,7 @@ describe('chat: an expiry day already over', () => {
   ];
 
   it('an instruction "until 2020-01-01" is refused: the reply says so, nothing is stored or queued', async () => {
-    const { outcome } = await p.ask('pia', 'Always show me customers from Chile until 2020-01-01');
+    const { outcome } = await p.ask('pia', 'Only show shipped orders until 2020-01-01');
     expect(outcome.kind).toBe('instruction');
     expect(outcome.remembered).toEqual([]);
     expect(outcome.answer).toMatch(
