@@ -433,39 +433,42 @@ describe.each(STORE_ENGINES)('memory store on %s', (engine) => {
     expect(listed.map((p) => [p.id, p.status, p.payload])).toEqual([
       [id, 'pending', { message: 'Always show me customers from India', at: 1 }],
     ]);
-    const taken = await store.takePending({ scope });
+    const taken = await store.takePending(scope);
     expect(taken.map((p) => p.id)).toEqual([id]);
-    expect(await store.takePending({ scope })).toEqual([]); // running, not stale
-    await store.failPending(id, 'model down', { retry: true });
-    const retried = await store.takePending({ scope });
+    expect(await store.takePending(scope)).toEqual([]); // running, not stale
+    expect(await store.failPending(scope, id, 'model down', { retry: true })).toBe(true);
+    const retried = await store.takePending(scope);
     expect(retried.map((p) => [p.id, p.attempts])).toEqual([[id, 2]]);
-    await store.completePending(id);
+    expect(await store.completePending(scope, id)).toBe(true);
     expect(await store.listPending(scope)).toEqual([]);
-    const all = await store.takePending({ limit: 100 });
-    expect(all.map((p) => p.id)).toContain(other);
-    await store.failPending(other, 'bad payload');
-    expect((await store.listPending({ user: 'pending-other' }))[0]?.status).toBe('failed');
-    expect(await store.takePending({ limit: 100, staleAfterMs: 0 })).toEqual([]);
+    const otherScope = { user: 'pending-other' };
+    expect(await store.pendingScopes({ limit: 100 })).toContainEqual(otherScope);
+    const all = await store.takePending(otherScope, { limit: 100 });
+    expect(all.map((p) => p.id)).toEqual([other]);
+    await store.failPending(otherScope, other, 'bad payload');
+    expect((await store.listPending(otherScope))[0]?.status).toBe('failed');
+    expect(await store.takePending(otherScope, { limit: 100, staleAfterMs: 0 })).toEqual([]);
+    expect(await store.pendingScopes({ limit: 100, staleAfterMs: 0 })).not.toContainEqual(otherScope);
   });
 
   it('a write claimed by a process that died is taken again after a restart', async () => {
     const scope = { user: 'pending-crash' };
     const id = await store.enqueuePending(scope, { message: 'I prefer EUR' });
-    expect((await store.takePending({ scope })).map((p) => p.id)).toEqual([id]);
+    expect((await store.takePending(scope)).map((p) => p.id)).toEqual([id]);
     await store.close(); // the worker "dies" with the row claimed
     store = harness.open();
     await store.init({ model: MODEL, dimensions: DIMS });
     if (engine === 'pglite') {
       // One process per data dir: every running row at open belongs to a dead process.
-      expect((await store.takePending({ scope })).map((p) => [p.id, p.attempts])).toEqual([[id, 2]]);
+      expect((await store.takePending(scope)).map((p) => [p.id, p.attempts])).toEqual([[id, 2]]);
     } else {
       // Shared server: another live instance may own it until it is stale.
-      expect(await store.takePending({ scope })).toEqual([]);
-      expect((await store.takePending({ scope, staleAfterMs: 0 })).map((p) => [p.id, p.attempts])).toEqual([
+      expect(await store.takePending(scope)).toEqual([]);
+      expect((await store.takePending(scope, { staleAfterMs: 0 })).map((p) => [p.id, p.attempts])).toEqual([
         [id, 2],
       ]);
     }
-    await store.completePending(id);
+    await store.completePending(scope, id);
   });
 
   it('reembed migrates every scope and status atomically; a failing embedder changes nothing', async () => {

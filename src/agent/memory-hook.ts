@@ -16,7 +16,7 @@ import type { Schema } from '../core/schema.js';
 import type { MemoryChange } from '../core/steps.js';
 import { type Classification, classifyMessage } from '../memory/classify.js';
 import { type ConversationContext, LocalConversations, renderConversation } from '../memory/conversation.js';
-import { expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
+import { dayOverProblem, expiryOf, isTimeZone, userTimeZone } from '../memory/expiry.js';
 import type { RecalledMemory } from '../memory/recall.js';
 import { credentialProblem, MemoryService, type PendingLearn } from '../memory/service.js';
 import type { TurnMemory } from '../memory/store/types.js';
@@ -235,12 +235,17 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
         const text = `Memory is off for ${input.user}: nothing was remembered. Turn it on with \`sqlrecall memory on --user ${JSON.stringify(input.user)}\`.`;
         return replyOnly({ text, changes: [], problems: [] });
       }
+      const now = new Date();
+      const expiry = expiryOf(instruction ?? input.message, now, zone);
+      // "until 2020-01-01": refused as `memory add --until` refuses it, nothing queued or stored.
+      const over = expiry ? dayOverProblem(expiry, now, zone) : null;
+      if (over) return replyOnly({ text: `Not remembered: ${over}`, changes: [], problems: [over] });
       const payload: PendingLearn = {
         type: 'learn',
         message: instruction ?? input.message,
         messageId: MemoryService.messageId(),
         conversationId,
-        ...expiryFields(expiryOf(instruction ?? input.message, new Date(), zone)),
+        ...expiryFields(expiry),
         words: input.message,
       };
       const pendingId = await service.enqueue(scope, payload);
@@ -258,16 +263,23 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
 
     // question, or both: answer now; learn the instruction part after the answer.
     let pending: { id: string; payload: PendingLearn } | undefined;
+    /** Set when the instruction part names a day already over: it is neither applied nor stored. */
+    let over: string | null = null;
     if (classification.kind === 'both' && enabled && instruction) {
-      const payload: PendingLearn = {
-        type: 'learn',
-        message: instruction,
-        messageId: MemoryService.messageId(),
-        conversationId,
-        ...expiryFields(expiryOf(instruction, new Date(), zone)),
-        words: input.message,
-      };
-      pending = { id: await service.enqueue(scope, payload), payload };
+      const now = new Date();
+      const expiry = expiryOf(instruction, now, zone);
+      over = expiry ? dayOverProblem(expiry, now, zone) : null;
+      if (!over) {
+        const payload: PendingLearn = {
+          type: 'learn',
+          message: instruction,
+          messageId: MemoryService.messageId(),
+          conversationId,
+          ...expiryFields(expiry),
+          words: input.message,
+        };
+        pending = { id: await service.enqueue(scope, payload), payload };
+      }
     }
     const question = classification.question ?? input.message;
 
@@ -293,7 +305,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       else if (!fresh) context = await service.conversation(scope, conversationId);
       return {
         recalled,
-        transient: classification.kind === 'both' && instruction ? [instruction] : [],
+        transient: classification.kind === 'both' && instruction && !over ? [instruction] : [],
         conversationText: renderConversation(context),
         ...(notes.length > 0 ? { notes } : {}),
       };
@@ -341,6 +353,7 @@ export function createMemoryHook(options: MemoryHookOptions): MemoryHook {
       );
       await markApplied(applied);
       if (failure !== undefined) throw failure;
+      if (over) return { text: `Not remembered: ${over}`, changes: [], problems: [...secretNote, over] };
       if (!learned) return null;
       const problems = [...secretNote, ...learned.problems];
       return { text: rememberedText(learned.changes, problems), changes: learned.changes, problems };

@@ -130,8 +130,9 @@ export async function pendingMemories(
 }
 
 /**
- * Applies the writes waiting in the queue (facts taught while the model server was down, chat
- * messages left by a crash) when the scope has any; a no-op otherwise (one read).
+ * Applies the writes of `scope` waiting in the queue (facts taught while the model server was
+ * down, chat messages left by a crash) when it has any; a no-op otherwise (one read). Another
+ * scope's queue is left to its owner (or to a process applying every scope's at start-up).
  */
 export async function applyPendingMemories(
   app: MemoryApp,
@@ -140,7 +141,7 @@ export async function applyPendingMemories(
 ): Promise<{ applied: number; failed: number }> {
   const queued = await app.store.listPending(scope);
   if (!queued.some((p) => p.status === 'pending')) return { applied: 0, failed: 0 };
-  return app.service.recoverPending(options);
+  return app.service.recoverPending({ ...options, scope });
 }
 
 /**

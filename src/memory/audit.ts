@@ -83,12 +83,9 @@ export async function purgeCredentials(
   scope: MemoryScope,
   audit: CredentialAudit,
 ): Promise<{ memories: number; history: number; pending: number }> {
-  // Queue entries were read in this scope by `auditCredentials`: their ids are this scope's.
-  for (const id of audit.pendingIds) await store.completePending(id);
+  let pending = 0;
+  for (const id of audit.pendingIds) if (await store.completePending(scope, id)) pending += 1;
   if (audit.memoryIds.length === 0 && audit.historyIds.length === 0)
-    return { memories: 0, history: 0, pending: audit.pendingIds.length };
-  return {
-    ...(await store.purge(scope, audit.memoryIds, audit.historyIds)),
-    pending: audit.pendingIds.length,
-  };
+    return { memories: 0, history: 0, pending };
+  return { ...(await store.purge(scope, audit.memoryIds, audit.historyIds)), pending };
 }

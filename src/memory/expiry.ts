@@ -191,12 +191,19 @@ export function untilOf(value: string, now: Date = new Date(), zone: string = us
     );
   const expiresAt = day.toISOString();
   const expiresOn = untilDay(expiresAt, zone);
-  if (day.getTime() <= now.getTime())
-    throw new SqlrecallError(
-      'invalid_date',
-      `The day ${expiresOn} is already over in ${zone}; give today or a later day. Nothing was stored.`,
-    );
+  const over = dayOverProblem({ expiresAt, expiresOn }, now, zone);
+  if (over) throw new SqlrecallError('invalid_date', over);
   return { expiresAt, expiresOn };
+}
+
+/**
+ * The refusal sentence when an expiry's day is already over at `now` in `zone` (a memory that
+ * would never hold is a mistake, not a wish: nothing is stored), else null. The same words for
+ * `--until` and for a chat message's "until 2020-01-01".
+ */
+export function dayOverProblem(until: Until, now: Date, zone: string): string | null {
+  if (Date.parse(until.expiresAt) > now.getTime()) return null;
+  return `The day ${until.expiresOn} is already over in ${zone}; give today or a later day. Nothing was stored.`;
 }
 
 /**

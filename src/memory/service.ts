@@ -52,6 +52,7 @@ export type MemoryBackend = Pick<
   | 'list'
   | 'get'
   | 'enqueuePending'
+  | 'pendingScopes'
   | 'takePending'
   | 'completePending'
   | 'failPending'
@@ -472,82 +473,90 @@ export class MemoryService {
           words: payload.words ?? payload.message,
         },
       });
-      await this.store.completePending(id);
+      await this.store.completePending(scope, id);
       return result;
     } catch (error) {
       await this.store
-        .failPending(id, (error as Error).message ?? String(error), { retry: true })
+        .failPending(scope, id, (error as Error).message ?? String(error), { retry: true })
         .catch(() => undefined);
       throw error;
     }
   }
 
   /**
-   * Applies the writes left pending by a crash (every scope: a restart does not know the users).
-   * Each write is tried once per call; failures stay queued (logged).
+   * Applies queued writes: those of `options.scope` only when given (a user's own command), else
+   * those of every scope (start-up after a crash, a server whose model server came back: they do
+   * not know the users), claimed scope by scope so each write is read and applied in its own
+   * scope. Each write is tried once per call; failures stay queued (logged).
    */
   async recoverPending(
-    options: { schema?: Schema; limit?: number } = {},
+    options: { schema?: Schema; limit?: number; scope?: MemoryScope } = {},
   ): Promise<{ applied: number; failed: number }> {
-    let applied = 0;
-    let failed = 0;
+    const total = { applied: 0, failed: 0 };
     const seen = new Set<string>();
+    if (options.scope) {
+      await this.recoverScope(options.scope, seen, total, options);
+      return total;
+    }
+    const done = new Set<string>();
     for (;;) {
-      const batch = (await this.store.takePending({ limit: options.limit ?? 20 })).filter(
-        (p) => !seen.has(p.id),
-      );
-      if (batch.length === 0) break;
-      for (const pending of batch) {
-        seen.add(pending.id);
-        const compile = pendingCompileSchema.safeParse(pending.payload);
-        if (compile.success) {
-          try {
-            await this.applyPendingCompile(pending.id, pending.scope, compile.data, {
-              schema: options.schema,
-            });
-            applied += 1;
-          } catch (error) {
-            this.options.log?.('pending memory compile failed', {
-              id: pending.id,
-              error: (error as Error).message,
-            });
-            failed += 1;
-          }
-          continue;
-        }
-        const teach = pendingTeachSchema.safeParse(pending.payload);
-        if (teach.success) {
-          try {
-            await this.applyPendingTeach(pending.id, pending.scope, teach.data, { schema: options.schema });
-            applied += 1;
-          } catch (error) {
-            this.options.log?.('pending memory teaching failed', {
-              id: pending.id,
-              error: (error as Error).message,
-            });
-            failed += 1;
-          }
-          continue;
-        }
-        const payload = pendingLearnSchema.safeParse(pending.payload);
-        if (!payload.success) {
-          await this.store.failPending(pending.id, 'unreadable pending write payload', { retry: false });
-          failed += 1;
-          continue;
-        }
-        try {
-          await this.applyPending(pending.id, pending.scope, payload.data, { schema: options.schema });
-          applied += 1;
-        } catch (error) {
-          this.options.log?.('pending memory write failed', {
-            id: pending.id,
-            error: (error as Error).message,
-          });
-          failed += 1;
-        }
+      const scopes = (await this.store.pendingScopes()).filter((s) => !done.has(scopeKey(s)));
+      if (scopes.length === 0) break;
+      for (const scope of scopes) {
+        done.add(scopeKey(scope));
+        await this.recoverScope(scope, seen, total, options);
       }
     }
-    return { applied, failed };
+    return total;
+  }
+
+  /** Applies the queued writes of one scope (see {@link recoverPending}), counting into `total`. */
+  private async recoverScope(
+    scope: MemoryScope,
+    seen: Set<string>,
+    total: { applied: number; failed: number },
+    options: { schema?: Schema; limit?: number },
+  ): Promise<void> {
+    for (;;) {
+      const batch = (await this.store.takePending(scope, { limit: options.limit ?? 20 })).filter(
+        (p) => !seen.has(p.id),
+      );
+      if (batch.length === 0) return;
+      for (const pending of batch) {
+        seen.add(pending.id);
+        const outcome = await this.applyOne(scope, pending, options.schema);
+        total[outcome] += 1;
+      }
+    }
+  }
+
+  /** Applies one claimed write of `scope` by its payload's type; failures stay queued (logged). */
+  private async applyOne(
+    scope: MemoryScope,
+    pending: { id: string; payload: unknown },
+    schema: Schema | undefined,
+  ): Promise<'applied' | 'failed'> {
+    const compile = pendingCompileSchema.safeParse(pending.payload);
+    const teach = compile.success ? undefined : pendingTeachSchema.safeParse(pending.payload);
+    const learn =
+      compile.success || teach?.success ? undefined : pendingLearnSchema.safeParse(pending.payload);
+    if (learn && !learn.success) {
+      await this.store.failPending(scope, pending.id, 'unreadable pending write payload', { retry: false });
+      return 'failed';
+    }
+    try {
+      if (compile.success) await this.applyPendingCompile(pending.id, scope, compile.data, { schema });
+      else if (teach?.success) await this.applyPendingTeach(pending.id, scope, teach.data, { schema });
+      else if (learn?.success) await this.applyPending(pending.id, scope, learn.data, { schema });
+      return 'applied';
+    } catch (error) {
+      const what = compile.success ? 'compile' : teach?.success ? 'teaching' : 'write';
+      this.options.log?.(`pending memory ${what} failed`, {
+        id: pending.id,
+        error: (error as Error).message,
+      });
+      return 'failed';
+    }
   }
 
   /** The memories for one question (standing preferences, term matches, similar ones). */
@@ -768,10 +777,10 @@ export class MemoryService {
         const compiled = await this.compile(current.kind, current.text, options.schema, options.signal);
         if (compiled.sql) await this.edit(scope, current, { sql: compiled.sql }, options.schema);
       }
-      await this.store.completePending(id);
+      await this.store.completePending(scope, id);
     } catch (error) {
       await this.store
-        .failPending(id, (error as Error).message ?? String(error), { retry: true })
+        .failPending(scope, id, (error as Error).message ?? String(error), { retry: true })
         .catch(() => undefined);
       throw error;
     }
@@ -802,12 +811,12 @@ export class MemoryService {
           queueWhenDown: false,
         },
       );
-      await this.store.completePending(id);
+      await this.store.completePending(scope, id);
       return result;
     } catch (error) {
       const retry = isSqlrecallError(error) && error.code.startsWith('model_');
       await this.store
-        .failPending(id, (error as Error).message ?? String(error), { retry })
+        .failPending(scope, id, (error as Error).message ?? String(error), { retry })
         .catch(() => undefined);
       throw error;
     }

@@ -10,6 +10,7 @@ import type { Config } from '../config/config.js';
 import { processEnv } from '../config/env.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
 import type { ChatModel, EmbeddingModel } from '../core/ports.js';
+import type { Schema } from '../core/schema.js';
 import { parseDatabaseUrl } from '../databases/open.js';
 import { MemoryService } from '../memory/service.js';
 import {
@@ -86,11 +87,30 @@ export interface MemoryRuntime {
   store: SqlMemoryStore;
   embedder: EmbeddingModel;
   service: MemoryService;
-  /** The embedding model and dimension the store was opened with. */
-  embedding: EmbeddingInfo;
-  /** False when the embedding model could not be probed and the recorded one was used (read-only use). */
-  canEmbed: boolean;
+  /** The embedding model and dimension the store was opened with (or recovered to: see `canEmbed`). */
+  readonly embedding: EmbeddingInfo;
+  /**
+   * False when the embedding model could not be probed and the recorded one was used (read-only
+   * use, what is taught is queued). Turns true again when a later re-probe finds the model server
+   * back ({@link recoverEmbedding}).
+   */
+  readonly canEmbed: boolean;
+  /**
+   * When embedding is off because the model could not be probed: probes it again, at most once
+   * per back-off ({@link DEFAULT_REPROBE_AFTER_MS}; calls in between answer false at once).
+   * When it answers with the store's model and dimension (a fresh store is set up with them),
+   * embedding is on again and the queued writes of every scope start being applied
+   * ({@link queueApplied}). The service's embedder calls it by itself before each embedding, so
+   * a long-running server recovers on its next request without a restart.
+   * @returns whether embedding works now; never throws (a failed probe is logged)
+   */
+  recoverEmbedding(): Promise<boolean>;
+  /** The application of the queue started by the last recovery (resolved when none). */
+  queueApplied(): Promise<{ applied: number; failed: number }>;
 }
+
+/** Least time between two probes of a model server that was down: 30 s. */
+export const DEFAULT_REPROBE_AFTER_MS = 30_000;
 
 /** Options of {@link openMemory}. */
 export interface OpenMemoryOptions {
@@ -110,6 +130,13 @@ export interface OpenMemoryOptions {
   queueWhenDown?: boolean;
   /** Skip the embedding check entirely (for `memory reembed`, which migrates). */
   skipInit?: boolean;
+  /** Least time between two re-probes of a model server that was down; default {@link DEFAULT_REPROBE_AFTER_MS}. */
+  reprobeAfterMs?: number;
+  /**
+   * The user's database schema, for applying the queue after a recovery (SQL given or written
+   * for a queued fact is checked against it); default none (only the parse and the guard).
+   */
+  queueSchema?: () => Promise<Schema | undefined>;
   log?: (message: string, details: Record<string, unknown>) => void;
   /**
    * An SQL client on the memory store's database created by the caller (e.g. `serve`, which keeps
@@ -148,6 +175,9 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
       else dimensionKnown = false;
       canEmbed = false;
     }
+    // Only a model that could not be probed is probed again later; a store recorded with another
+    // model stays read-only until `memory reembed`.
+    const recoverable = !canEmbed && !options.skipInit;
     if (canEmbed && options.allowWithoutEmbeddings) {
       // Listing, history and export need no vectors: a store recorded with another embedding model
       // is opened as it is, with embedding disabled, instead of being refused.
@@ -159,9 +189,19 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     }
     if (!options.skipInit && dimensionKnown) await store.init(embedding);
     const table = parseThresholdTable(config.memoryThresholds) ?? {};
+    const recovery = embeddingRecovery({
+      config,
+      store,
+      embedder,
+      state: { canEmbed, embedding, recoverable },
+      afterMs: options.reprobeAfterMs ?? DEFAULT_REPROBE_AFTER_MS,
+      log: options.log,
+      applyQueue: async () =>
+        service.recoverPending({ schema: await options.queueSchema?.().catch(() => undefined) }),
+    });
     const service = new MemoryService({
       store,
-      embedder: canEmbed ? embedder : unavailableEmbedder(config),
+      embedder: recovery.embedder,
       chat: options.chat,
       thresholds: thresholdsFor(config.embedModel, table),
       maxFacts: config.memoryMaxFacts,
@@ -169,11 +209,95 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
       minSimilarity: config.memoryMinSimilarity,
       log: options.log,
     });
-    return { store, embedder, service, embedding, canEmbed };
+    return {
+      store,
+      embedder,
+      service,
+      get embedding() {
+        return recovery.state.embedding;
+      },
+      get canEmbed() {
+        return recovery.state.canEmbed;
+      },
+      recoverEmbedding: recovery.recover,
+      queueApplied: recovery.queueApplied,
+    };
   } catch (error) {
     await store.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** What {@link embeddingRecovery} keeps: whether embedding works, with which model, and whether to re-probe. */
+interface RecoveryState {
+  canEmbed: boolean;
+  embedding: EmbeddingInfo;
+  /** Embedding is off because the model could not be probed (not because the store has another model). */
+  recoverable: boolean;
+}
+
+/**
+ * The embedder the service uses: the configured one while embedding works; while it is off, one
+ * that first re-probes the model server (at most once per `afterMs`) and, when it is back, sets a
+ * fresh store up with its dimension, turns embedding on and starts applying the queue.
+ */
+function embeddingRecovery(input: {
+  config: Config;
+  store: SqlMemoryStore;
+  embedder: EmbeddingModel;
+  state: RecoveryState;
+  afterMs: number;
+  log?: (message: string, details: Record<string, unknown>) => void;
+  applyQueue: () => Promise<{ applied: number; failed: number }>;
+}) {
+  const { config, store, embedder, state } = input;
+  const unavailable = unavailableEmbedder(config);
+  let lastProbe = Date.now();
+  let probing: Promise<boolean> | undefined;
+  let applying: Promise<{ applied: number; failed: number }> = Promise.resolve({ applied: 0, failed: 0 });
+
+  const probe = async (): Promise<boolean> => {
+    try {
+      const configured = { model: config.embedModel, dimensions: await embedder.dimensions() };
+      // Sets a fresh store up with this dimension, or refuses another model than the store's.
+      await store.init(configured);
+      state.embedding = configured;
+      state.canEmbed = true;
+      state.recoverable = false;
+      input.log?.('embedding model reachable again', { model: configured.model });
+      applying = input.applyQueue().catch((error: unknown) => {
+        input.log?.('queued memory writes could not be applied', { error: (error as Error).message });
+        return { applied: 0, failed: 0 };
+      });
+      return true;
+    } catch (error) {
+      // Another model than the store's needs `memory reembed`: probing again would not help.
+      if (isSqlrecallError(error, 'memory_embedding_mismatch')) state.recoverable = false;
+      input.log?.('embedding model still unavailable', { error: (error as Error).message });
+      return false;
+    }
+  };
+
+  const recover = (): Promise<boolean> => {
+    if (state.canEmbed) return Promise.resolve(true);
+    if (!state.recoverable) return Promise.resolve(false);
+    if (probing) return probing;
+    if (Date.now() - lastProbe < input.afterMs) return Promise.resolve(false);
+    lastProbe = Date.now();
+    const current = probe().finally(() => {
+      if (probing === current) probing = undefined;
+    });
+    probing = current;
+    return current;
+  };
+
+  const live: EmbeddingModel = {
+    id: embedder.id,
+    dimensions: async () => ((await recover()) ? embedder.dimensions() : unavailable.dimensions()),
+    embed: async (texts, options) =>
+      (await recover()) ? embedder.embed(texts, options) : unavailable.embed(texts, options),
+  };
+  return { state, embedder: live, recover, queueApplied: () => applying };
 }
 
 /** An embedder that explains why it cannot embed (the model server or model is unavailable). */

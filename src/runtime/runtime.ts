@@ -85,28 +85,41 @@ export class Runtime {
 
   /**
    * The memory store, embedding model and memory service, opened once (see `memory-runtime.ts`).
+   * When it was opened while the model server was down, each later call lets it re-probe the
+   * embedding model (at most once per back-off, in the background), so a long-running server or
+   * MCP process applies its queue once the model server is back, without a restart.
    * @throws SqlrecallError `memory_embedding_mismatch` (exit 2), `memory_store`, `model_*`
    */
   memory(options: Omit<OpenMemoryOptions, 'chat'> = {}): Promise<MemoryRuntime> {
-    if (!this.memoryRuntime) {
-      const verbose = this.config.logLevel === 'info' || this.config.logLevel === 'debug';
-      const log = (message: string, details: Record<string, unknown>) => {
-        if (verbose) this.hooks.warn?.(`memory: ${message} ${JSON.stringify(details)}`);
-      };
-      const chat = this.chat();
-      const opening = import('./memory-runtime.js').then(({ openMemory }) =>
-        openMemory(this.config, { chat, log, ...options }),
-      );
-      this.memoryRuntime = opening;
-      // The audit table lives beside the memories: records wait in the journal until it is open.
-      opening.then(
-        (memory) => memory.store.sql().then((client) => this.attachAudit(client)),
-        () => undefined,
-      );
-      opening.catch(() => {
-        if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
+    const open = this.memoryRuntime;
+    if (open)
+      return open.then((memory) => {
+        if (!memory.canEmbed) void memory.recoverEmbedding();
+        return memory;
       });
-    }
+    const verbose = this.config.logLevel === 'info' || this.config.logLevel === 'debug';
+    const log = (message: string, details: Record<string, unknown>) => {
+      if (verbose) this.hooks.warn?.(`memory: ${message} ${JSON.stringify(details)}`);
+    };
+    const chat = this.chat();
+    const opening = import('./memory-runtime.js').then(({ openMemory }) =>
+      openMemory(this.config, {
+        chat,
+        log,
+        // The queue applied after a recovery is checked against the database when there is one.
+        queueSchema: () => (this.config.databaseUrl ? this.catalog() : Promise.resolve(undefined)),
+        ...options,
+      }),
+    );
+    this.memoryRuntime = opening;
+    // The audit table lives beside the memories: records wait in the journal until it is open.
+    opening.then(
+      (memory) => memory.store.sql().then((client) => this.attachAudit(client)),
+      () => undefined,
+    );
+    opening.catch(() => {
+      if (this.memoryRuntime === opening) this.memoryRuntime = undefined;
+    });
     return this.memoryRuntime;
   }
 

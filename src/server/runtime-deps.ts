@@ -43,7 +43,9 @@ export interface RuntimeDepsOptions {
 /** Server dependencies over a runtime. */
 export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): ServerDeps {
   const config = runtime.config;
-  const memory = () => runtime.memory({ client: options.client });
+  // The model server down at start does not keep the store closed: what is taught is queued
+  // (202) and applied once a later request finds the model server back.
+  const memory = () => runtime.memory({ client: options.client, queueWhenDown: true });
   // The memory store must be opened on our client before the runtime opens it on its own.
   const memoryFirst = () =>
     config.memoryEnabled

@@ -14,6 +14,13 @@ import type { PendingStatus, PendingWrite, TakePendingOptions } from './types.js
 const PENDING_COLUMNS =
   'id, scope_user, scope_team, payload, status, attempts, error, created_at, updated_at';
 
+/** Default age after which a `running` row counts as abandoned (its worker died): 5 minutes. */
+const DEFAULT_STALE_AFTER_MS = 300_000;
+
+/** Rows a worker may claim: waiting, or running but claimed more than `$2` ms ago. */
+const TAKEABLE = `(status = 'pending'
+  OR (status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => $2::float8 / 1000)))`;
+
 function pendingFromRow(row: Row): PendingWrite {
   return {
     id: String(row.id),
@@ -27,7 +34,7 @@ function pendingFromRow(row: Row): PendingWrite {
   };
 }
 
-/** The queue methods of the store. */
+/** The queue methods of the store. Every statement on a queued row names its scope. */
 export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
   return {
     async enqueuePending(scope: MemoryScope, payload: unknown): Promise<string> {
@@ -45,47 +52,71 @@ export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
       return id;
     },
 
-    async takePending(options: TakePendingOptions = {}): Promise<PendingWrite[]> {
-      const limit = options.limit ?? 10;
-      const staleAfterMs = options.staleAfterMs ?? 300_000;
-      const ref = options.scope === undefined ? undefined : scopeRef(options.scope);
+    async pendingScopes(options: { limit?: number; staleAfterMs?: number } = {}): Promise<MemoryScope[]> {
+      const limit = options.limit ?? 100;
+      const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
       await ready();
-      const scopeFilter = ref
-        ? `AND ${scopeCondition(ref, 3, 4)}`
-        : 'AND $3::text IS NULL AND $4::text IS NULL';
+      // The one statement on the queue without a scope: it returns which scopes have work, never
+      // a payload; the rows themselves are then claimed scope by scope.
+      const rows = await client.query(
+        `SELECT scope_user, scope_team, min(created_at) AS oldest FROM sqlrecall_pending_writes
+         WHERE ${TAKEABLE}
+         GROUP BY scope_key, scope_user, scope_team
+         ORDER BY oldest, scope_key
+         LIMIT $1`,
+        [limit, staleAfterMs],
+      );
+      return rows.map(scopeOfRow);
+    },
+
+    async takePending(scope: MemoryScope, options: TakePendingOptions = {}): Promise<PendingWrite[]> {
+      const ref = scopeRef(scope);
+      const limit = options.limit ?? 10;
+      const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+      await ready();
       const rows = await client.query(
         `UPDATE sqlrecall_pending_writes p
          SET status = 'running', attempts = p.attempts + 1, claimed_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE p.id IN (
+         WHERE ${scopeCondition(ref, 3, 4, 'p')} AND p.id IN (
            SELECT id FROM sqlrecall_pending_writes
-           WHERE (status = 'pending'
-                  OR (status = 'running' AND claimed_at < clock_timestamp() - make_interval(secs => $2::float8 / 1000)))
-             ${scopeFilter}
+           WHERE ${scopeCondition(ref, 3, 4)} AND ${TAKEABLE}
            ORDER BY created_at, id
            LIMIT $1
            FOR UPDATE SKIP LOCKED)
          RETURNING ${PENDING_COLUMNS.split(', ')
            .map((column) => `p.${column}`)
            .join(', ')}`,
-        [limit, staleAfterMs, ref?.key ?? null, ref?.id ?? null],
+        [limit, staleAfterMs, ref.key, ref.id],
       );
       return rows.map(pendingFromRow).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
 
-    async completePending(id: string): Promise<void> {
-      if (!isUuid(id)) return;
+    async completePending(scope: MemoryScope, id: string): Promise<boolean> {
+      const ref = scopeRef(scope);
+      if (!isUuid(id)) return false;
       await ready();
-      await client.query('DELETE FROM sqlrecall_pending_writes WHERE id = $1', [id]);
+      const rows = await client.query(
+        `DELETE FROM sqlrecall_pending_writes WHERE id = $1 AND ${scopeCondition(ref, 2, 3)} RETURNING id`,
+        [id, ref.key, ref.id],
+      );
+      return rows.length > 0;
     },
 
-    async failPending(id: string, error: string, options: { retry?: boolean } = {}): Promise<void> {
-      if (!isUuid(id)) return;
+    async failPending(
+      scope: MemoryScope,
+      id: string,
+      error: string,
+      options: { retry?: boolean } = {},
+    ): Promise<boolean> {
+      const ref = scopeRef(scope);
+      if (!isUuid(id)) return false;
       await ready();
-      await client.query(
-        `UPDATE sqlrecall_pending_writes SET status = $2, error = $3, claimed_at = NULL, updated_at = clock_timestamp()
-         WHERE id = $1`,
-        [id, options.retry ? 'pending' : 'failed', error],
+      const rows = await client.query(
+        `UPDATE sqlrecall_pending_writes SET status = $4, error = $5, claimed_at = NULL, updated_at = clock_timestamp()
+         WHERE id = $1 AND ${scopeCondition(ref, 2, 3)} RETURNING id`,
+        [id, ref.key, ref.id, options.retry ? 'pending' : 'failed', error],
       );
+      return rows.length > 0;
     },
 
     async listPending(scope: MemoryScope): Promise<PendingWrite[]> {

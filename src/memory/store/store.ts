@@ -345,6 +345,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
     ),
 
     enqueuePending: guarded(pending.enqueuePending),
+    pendingScopes: guarded(pending.pendingScopes),
     takePending: guarded(pending.takePending),
     completePending: guarded(pending.completePending),
     failPending: guarded(pending.failPending),

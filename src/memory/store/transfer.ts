@@ -175,7 +175,10 @@ export async function importScope(
            WHERE id = $1 AND ${scopeCondition(ref, 2, 3)}`,
           [old.id, ref.key, ref.id],
         );
-        await tx.query('UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2', [old.id, inserted.id]);
+        await tx.query(
+          `UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2 AND ${scopeCondition(ref, 3, 4)}`,
+          [old.id, inserted.id, ref.key, ref.id],
+        );
         await appendHistory(
           ctx,
           old.id,
@@ -191,7 +194,10 @@ export async function importScope(
       const id = idMap[memory.id];
       const target = memory.supersedes ? idMap[memory.supersedes] : undefined;
       if (id && created.has(id) && target && !superseded.some((s) => s.by === id)) {
-        await tx.query('UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2', [target, id]);
+        await tx.query(
+          `UPDATE sqlrecall_memories SET supersedes = $1 WHERE id = $2 AND ${scopeCondition(ref, 3, 4)}`,
+          [target, id, ref.key, ref.id],
+        );
       }
     }
     const withHistory = new Set<string>();

@@ -2,8 +2,9 @@
  * What the PostgreSQL memory store offers beyond the core {@link MemoryStore} contract:
  * conversations, the durable pending-write queue, per-scope on/off, export/import, purge and
  * re-embedding. Every method that touches one person's data takes the scope as a required
- * argument; the only cross-scope calls are the pending-write queue's `takePending` (a worker
- * draining the queue after a restart does not know the users in advance) and `reembed`.
+ * argument; the only cross-scope calls are the pending-write queue's `pendingScopes` (a worker
+ * draining the queue after a restart does not know the users in advance: it learns which scopes
+ * have queued writes, never their content, then claims them scope by scope) and `reembed`.
  */
 import type {
   Memory,
@@ -105,8 +106,6 @@ export interface PendingWrite {
 export interface TakePendingOptions {
   /** Most rows to claim; default 10. */
   limit?: number;
-  /** Only this scope's rows; default: every scope (restart recovery). */
-  scope?: MemoryScope;
   /**
    * A `running` row claimed longer ago than this is considered abandoned (its worker died) and is
    * claimed again; default 300000 (5 min). The embedded store resets every `running` row to
@@ -218,15 +217,28 @@ export interface SqlMemoryStore extends MemoryStore {
 
   /** Stores a write to apply later (durable before the answer is shown); returns its id. */
   enqueuePending(scope: MemoryScope, payload: unknown): Promise<string>;
-  /** Claims up to `limit` pending (or abandoned running) writes, oldest first, marking them running. */
-  takePending(options?: TakePendingOptions): Promise<PendingWrite[]>;
-  /** Removes a write from the queue once applied. Unknown ids are ignored. */
-  completePending(id: string): Promise<void>;
   /**
-   * Records a failure. `retry: true` puts it back to `pending` (taken again later); otherwise it
-   * stays `failed` (visible in `listPending`, never taken again).
+   * The scopes that have writes to claim (pending, or running and abandoned), the one with the
+   * oldest write first, at most `limit` (default 100). Reads no payload: for a worker that applies
+   * the queue of every scope, one scope at a time through {@link takePending}.
    */
-  failPending(id: string, error: string, options?: { retry?: boolean }): Promise<void>;
+  pendingScopes(options?: { limit?: number; staleAfterMs?: number }): Promise<MemoryScope[]>;
+  /**
+   * Claims up to `limit` pending (or abandoned running) writes of `scope`, oldest first, marking
+   * them running. Another scope's writes are never claimed.
+   */
+  takePending(scope: MemoryScope, options?: TakePendingOptions): Promise<PendingWrite[]>;
+  /**
+   * Removes a write of `scope` from the queue once applied.
+   * @returns false when `scope` has no queued write with this id (unknown, or another scope's: left as it is)
+   */
+  completePending(scope: MemoryScope, id: string): Promise<boolean>;
+  /**
+   * Records a failure of a write of `scope`. `retry: true` puts it back to `pending` (taken again
+   * later); otherwise it stays `failed` (visible in `listPending`, never taken again).
+   * @returns false when `scope` has no queued write with this id (another scope's is left as it is)
+   */
+  failPending(scope: MemoryScope, id: string, error: string, options?: { retry?: boolean }): Promise<boolean>;
   /** The scope's queued writes (any status), oldest first. */
   listPending(scope: MemoryScope): Promise<PendingWrite[]>;
 

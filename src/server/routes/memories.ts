@@ -56,6 +56,15 @@ const AuditEntrySchema = z.object({
 const ScopeOut = z.object({ user: z.string().optional(), team: z.string().optional() });
 const MemoryOut = z.object({ scope: ScopeOut, memory: MemorySchema });
 const tags = ['memories'];
+const AddedOut = z.object({
+  scope: ScopeOut,
+  changes: z.array(ChangeSchema),
+  problems: z.array(z.string()),
+  /** When the memory stops being recalled (an instant), from `until`; null: never. */
+  expiresAt: z.string().nullable(),
+  /** The last day it holds, as typed (`YYYY-MM-DD` in the user's time zone); null: never. */
+  expiresOn: z.string().nullable(),
+});
 
 const routes = {
   list: createRoute({
@@ -98,17 +107,18 @@ const routes = {
     tags,
     summary: 'Add a memory (exact and near duplicates become NOOP)',
     request: { query: ScopeQuery, ...jsonBody(AddMemorySchema) },
-    responses: json(
-      z.object({
-        scope: ScopeOut,
-        changes: z.array(ChangeSchema),
-        problems: z.array(z.string()),
-        /** When the memory stops being recalled (an instant), from `until`; null: never. */
-        expiresAt: z.string().nullable(),
-        /** The last day it holds, as typed (`YYYY-MM-DD` in the user's time zone); null: never. */
-        expiresOn: z.string().nullable(),
-      }),
-    ),
+    responses: {
+      ...json(AddedOut),
+      202: {
+        description:
+          'the model server is unreachable: the fact is queued (`pending.id`) and taught when it answers again',
+        content: {
+          'application/json': {
+            schema: AddedOut.extend({ pending: z.object({ id: z.string() }), message: z.string() }),
+          },
+        },
+      },
+    },
   }),
   edit: createRoute({
     method: 'patch',
@@ -304,6 +314,12 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
       { kind: body.kind as MemoryKind, text: body.text, sql: body.sql ?? null },
       { schema: await optionalSchema(deps), expiresAt, expiresOn, pinned: body.pinned === true },
     );
+    if (result.pending)
+      return c.json(
+        // The teaching path's own sentence for a queued fact ("Saved; it will be applied …").
+        { scope: s, ...result, message: result.problems.join(' '), expiresAt, expiresOn } as Out,
+        202,
+      );
     return c.json({ scope: s, ...result, expiresAt, expiresOn } as Out, 200);
   });
 
