@@ -222,7 +222,7 @@ async function openSource(duckdb: DuckdbModule, source: Source, displayName: str
     if (source.kind === 'database') {
       path = source.path;
     } else {
-      tempDir = mkdtempSync(join(tmpdir(), 'sqlrecall-duckdb-'));
+      tempDir = mkdtempSync(join(tmpdir(), 'sqlrecall-duckdb-views-'));
       path = join(tempDir, 'files.duckdb');
       await writeViews(duckdb, path, source.data.files);
       allowed = source.data.files.map((file) => file.path);
