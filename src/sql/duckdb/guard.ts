@@ -1,9 +1,8 @@
 /**
  * The DuckDB read-only guard: exactly one SELECT (with WITH, UNION, subqueries, window functions,
  * DuckDB's `FROM`-first form, DESCRIBE and SUMMARIZE), nothing else. The text is read by DuckDB's
- * own parser, in an in-memory engine of the guard's own that can reach no file: the statement
- * count from its statement splitter, then the parse tree from `json_serialize_sql`, which
- * serializes SELECT statements only (COPY, ATTACH, INSTALL, LOAD, SET, RESET, PRAGMA, CALL,
+ * own parser, in an in-memory engine of the guard's own that can reach no file: the parse tree
+ * of every statement from `json_serialize_sql`, which serializes SELECT statements only (COPY, ATTACH, INSTALL, LOAD, SET, RESET, PRAGMA, CALL,
  * EXPORT, EXPLAIN, PIVOT and every write come back as "not a SELECT" and are refused). The tree
  * is then walked: table functions other than a few generators and catalog listings are refused
  * (files are reached only through the tables the connector made of them), as are file names used
@@ -148,35 +147,38 @@ export async function guardDuckdbSql(sql: string): Promise<GuardVerdict> {
   try {
     const connection = await loaded.instance.connect();
     try {
-      let count: number;
-      try {
-        count = (await connection.extractStatements(sql)).count;
-      } catch (error) {
-        return refuse(
-          'parse-error',
-          `not valid DuckDB SQL: ${messageOf(error).replace(/^Parser Error: /, '')}`,
-        );
-      }
-      if (count === 0) return refuse('empty', 'refused: there is no SQL statement, only comments');
-      if (count > 1) return refuse('multiple-statements', `refused: ${severalStatements(count)}`);
       const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [sql]);
-      const text = String(reader.getRowObjectsJson()[0]?.tree ?? '');
-      const parsed = JSON.parse(text) as JsonObject;
+      const parsed = JSON.parse(String(reader.getRowObjectsJson()[0]?.tree ?? '')) as JsonObject;
       if (parsed.error === true) {
+        if (!/only select/i.test(String(parsed.error_message ?? '')))
+          return refuse(
+            'parse-error',
+            `not valid DuckDB SQL: ${String(parsed.error_message ?? 'unknown error')}`,
+          );
         const keyword = firstKeyword(sql);
-        if (/only select/i.test(String(parsed.error_message ?? '')))
+        // PIVOT runs as two statements (it creates an enum type of the pivoted values first).
+        if (keyword === 'PIVOT' || keyword === 'UNPIVOT')
           return refuse(
             'statement-kind',
-            `refused: ${keyword ?? 'this statement'} is not a read; only SELECT is allowed`,
+            `refused: a ${keyword} statement creates a type before it reads; write it with GROUP BY and FILTER (WHERE …) instead`,
           );
+        // Some statement is not a SELECT. Splitting the text tells one of them from several;
+        // a statement the splitter cannot even expand (IMPORT DATABASE reads its files) is one.
+        const count = await connection.extractStatements(sql).then(
+          (extracted) => extracted.count,
+          () => 1,
+        );
+        if (count > 1) return refuse('multiple-statements', `refused: ${severalStatements(count)}`);
         return refuse(
-          'parse-error',
-          `not valid DuckDB SQL: ${String(parsed.error_message ?? 'unknown error')}`,
+          'statement-kind',
+          `refused: ${keyword ?? 'this statement'} is not a read; only SELECT is allowed`,
         );
       }
       const statements = Array.isArray(parsed.statements) ? parsed.statements : [];
-      if (statements.length !== 1)
-        return refuse('multiple-statements', 'refused: only one statement is allowed');
+      if (statements.length === 0)
+        return refuse('empty', 'refused: there is no SQL statement, only comments');
+      if (statements.length > 1)
+        return refuse('multiple-statements', `refused: ${severalStatements(statements.length)}`);
       const node = isNode(statements[0]) ? statements[0].node : undefined;
       if (!isNode(node)) return refuse('internal', 'refused: the statement could not be checked');
       const refusal = inspect(node, loaded.builtins);
