@@ -1,7 +1,7 @@
 /**
  * Turns DuckDB result values into JSON-safe {@link CellValue}s, following the same model as the
  * PostgreSQL dialect (docs/operations.md, "How values reach you"): small integers and floats →
- * number (NaN and infinities as text); BIGINT, HUGEINT and their unsigned kin, and DECIMAL → exact
+ * number (NaN and infinities as text; a REAL as its shortest decimal); BIGINT, HUGEINT and their unsigned kin, and DECIMAL → exact
  * decimal string; DATE → `YYYY-MM-DD`; TIMESTAMP → `YYYY-MM-DDTHH:MM:SS(.ffffff)`, TIMESTAMPTZ →
  * the same with `+00:00` (the client prints it in UTC); INTERVAL, TIME, UUID, ENUM, BIT and JSON →
  * their text; BLOB and GEOMETRY → `<binary N bytes>`; LIST and ARRAY → arrays, STRUCT → objects,
@@ -37,6 +37,20 @@ export function isoTimestamp(text: string, zoned = false): string {
 }
 
 /**
+ * A REAL (32-bit float) as the shortest decimal that reads back as the same float, as PostgreSQL
+ * prints a `real`: the float 4.3 is 4.3, not the 4.300000190734863 of its exact double. NaN and
+ * the infinities as text.
+ */
+export function shortestFloat32(value: number): number | string {
+  if (!Number.isFinite(value)) return String(value);
+  for (let digits = 1; digits < 9; digits += 1) {
+    const candidate = Number(value.toPrecision(digits));
+    if (Math.fround(candidate) === value) return candidate;
+  }
+  return Number(value.toPrecision(9));
+}
+
+/**
  * The converter of every result value (`DuckDBDataChunk.convertColumnValues`): see the module
  * comment. Never throws for a value of a known type; SQL NULL is null.
  */
@@ -63,6 +77,8 @@ export function cellConverter(duckdb: DuckdbModule): DuckDBValueConverter<CellVa
         return isoTimestamp(String(value), true);
       case T.INTERVAL:
         return String(value);
+      case T.FLOAT:
+        return shortestFloat32(value as number);
       default:
         return json(value, type, convert);
     }
