@@ -15,7 +15,8 @@
 // - `pg`: the memory store also loads it with `createRequire`, so it must stay one copy;
 // - `pino`: its transports run its own files in worker threads; `piscina` likewise starts its own
 //   worker file, which then loads our `check-worker.js`;
-// - tools never used by the CLI at run time (vite, playwright-core).
+// - tools never used by the CLI at run time (vite, playwright-core);
+// - `@duckdb/node-api`, an optional dependency whose native binding is picked per platform at run time.
 // dist/server/app.js finds the web UI at `../../dist/web` from its own URL; dist/bundle/ sits at the
 // same depth, so that path still holds.
 import { rmSync } from 'node:fs';
@@ -36,6 +37,7 @@ await build({
   sourcemap: true, // `node --enable-source-maps bin/sqlrecall.js …` for positions in dist/*.js
   logLevel: 'warning',
   external: [
+    '@duckdb/node-api',
     '@electric-sql/pglite',
     '@electric-sql/pglite/*',
     '@electric-sql/pglite-pgvector',

@@ -19,7 +19,7 @@ import { CONFORMANCE_ENGINES } from './support/conformance/index.js';
 const REQUIRE_ALL = process.env.CI_REQUIRE_ALL_ENGINES === '1';
 
 /** Dialects whose engines keep table comments and have enum types: both must come back exactly. */
-const KEEPS_COMMENTS_AND_ENUMS: readonly DatabaseDialectName[] = ['postgres', 'mysql'];
+const KEEPS_COMMENTS_AND_ENUMS: readonly DatabaseDialectName[] = ['postgres', 'mysql', 'duckdb'];
 
 const RUN = { maxRows: 1_000, timeoutMs: 10_000 };
 

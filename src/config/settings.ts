@@ -13,6 +13,7 @@ import { userInfo } from 'node:os';
 import type { z as Zod } from 'zod';
 import { DEFAULT_MEMORY_TOP_K } from '../core/memory.js';
 import { DEFAULT_OLLAMA_HOST } from '../core/model-names.js';
+import { duckdbPathOf } from '../databases/duckdb/url.js';
 import { parseThresholdTable } from '../memory/thresholds.js';
 
 /** The zod namespace a validator receives. */
@@ -65,12 +66,26 @@ const between = (z: ZodApi, min: number, max: number) => {
   return z.coerce.number({ error }).min(min, { error }).max(max, { error });
 };
 
+/**
+ * True for a DuckDB target: `duckdb:…`, or a plain path to a data file, a `.duckdb` file or an
+ * existing folder. A plain path to a SQLite file passes too, so that opening it says to write
+ * `sqlite:PATH`.
+ */
+function isDuckdbTarget(value: string): boolean {
+  try {
+    return duckdbPathOf(value) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 const dbUrl = (z: ZodApi) =>
   z
     .string()
     .trim()
-    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^pglite:/i.test(v), {
-      error: 'expected a URL starting with postgres://, postgresql://, pglite:, mysql:// or mariadb://',
+    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^pglite:/i.test(v) || isDuckdbTarget(v), {
+      error:
+        'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb:// or duckdb:, or a data file or folder',
     })
     .refine((v) => !/^postgres(ql)?:/i.test(v) || URL.canParse(v), { error: 'expected a valid URL' });
 

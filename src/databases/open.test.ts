@@ -40,7 +40,7 @@ describe('parseDatabaseUrl', () => {
       expect(caught).toBeInstanceOf(SqlrecallError);
       expect((caught as SqlrecallError).code).toBe('config');
       expect((caught as SqlrecallError).message).toMatch(
-        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/, pglite:, mysql:\/\/ or mariadb:\/\/ /,
+        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/, pglite:, mysql:\/\/, mariadb:\/\/ or duckdb:, or name a data file or folder /,
       );
       expect((caught as SqlrecallError).message).not.toContain('topsecret');
     },

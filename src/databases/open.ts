@@ -1,7 +1,8 @@
 /**
  * Picks the engine from a `DATABASE_URL`: `postgres://` / `postgresql://` → a server through pg;
  * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite;
- * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2.
+ * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2; `duckdb:PATH`, or a plain path to a
+ * `.duckdb` file, a CSV/TSV/Parquet/JSON file or a folder of them → DuckDB (`duckdb/url.ts`).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -9,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import { maskUrl } from '../core/redact.js';
+import { duckdbPathOf } from './duckdb/url.js';
 
 /** Options of {@link openDatabase}. */
 export interface OpenDatabaseOptions {
@@ -22,7 +24,8 @@ export interface OpenDatabaseOptions {
 export type DatabaseTarget =
   | { engine: 'postgres'; url: string }
   | { engine: 'mysql'; url: string }
-  | { engine: 'pglite'; dataDir: string | undefined };
+  | { engine: 'pglite'; dataDir: string | undefined }
+  | { engine: 'duckdb'; path: string };
 
 /**
  * Parses a database URL without connecting.
@@ -38,10 +41,16 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
       return { engine: 'pglite', dataDir: undefined };
     return { engine: 'pglite', dataDir: resolve(expandHome(rest.replace(/^\/\/(?!\/)/, ''))) };
   }
+  const duckdbPath = duckdbPathOf(trimmed);
+  if (duckdbPath !== undefined) return { engine: 'duckdb', path: duckdbPath };
   throw new SqlrecallError(
     'config',
-    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql:// or mariadb:// (got "${maskUrl(trimmed)}").`,
-    { details: { hint: 'Example: postgres://user@localhost:5432/shop or pglite:./shop-data' } },
+    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb:// or duckdb:, or name a data file or folder (got "${maskUrl(trimmed)}").`,
+    {
+      details: {
+        hint: 'Example: postgres://user@localhost:5432/shop, pglite:./shop-data, duckdb:./sales.duckdb or ./exports/ (a folder of CSV/Parquet files)',
+      },
+    },
   );
 }
 
@@ -76,6 +85,10 @@ export async function openDatabase(
   if (target.engine === 'mysql') {
     const { createMysqlConnector } = await import('./mysql/connector.js');
     return createMysqlConnector({ url: target.url, schemas: options.schemas });
+  }
+  if (target.engine === 'duckdb') {
+    const { createDuckdbConnector } = await import('./duckdb/connector.js');
+    return createDuckdbConnector({ path: target.path, schemas: options.schemas });
   }
   // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
   // started); a missing parent folder, though, is a mistyped path, and creating every folder on
@@ -114,4 +127,5 @@ const ENGINE_DIALECT: Record<DatabaseTarget['engine'], DatabaseDialectName> = {
   postgres: 'postgres',
   pglite: 'postgres',
   mysql: 'mysql',
+  duckdb: 'duckdb',
 };

@@ -7,6 +7,7 @@
  */
 import type { DatabaseDialectName } from '../core/ports.js';
 import { guardSqlOffThread } from './check-pool.js';
+import { guardDuckdbSql } from './duckdb/guard.js';
 import type { GuardOptions, GuardVerdict } from './guard.js';
 import { guardMysqlSql } from './mysql/guard.js';
 
@@ -70,10 +71,27 @@ const MYSQL: DialectProfile = {
   guard: (sql, options) => guardMysqlSql(sql, options),
 };
 
+const DUCKDB: DialectProfile = {
+  name: 'duckdb',
+  label: 'DuckDB',
+  promptMarker: 'You translate questions into one DuckDB query.',
+  promptHabits: [
+    'The database is DuckDB, whose SQL is close to PostgreSQL: identifiers in double quotes, ILIKE, :: casts, date_trunc, INTERVAL and FILTER (WHERE …) all work. Data files are already tables: name the table, never call read_csv, read_parquet, read_json or glob, and never select FROM a file name.',
+  ],
+  parseRepairHint:
+    "This is DuckDB (PostgreSQL-like): identifiers in double quotes (never backticks or [brackets]), strings in single quotes, one SELECT only, LIMIT n OFFSET m, COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL 1 DAY or date_add(d, INTERVAL 1 DAY), strftime(d, '%Y-%m') to format a date; tables by name only, never read_csv('file') or FROM 'file.csv'.",
+  valueHints: false,
+  guard: async (sql, options) =>
+    options.allowTables && options.allowTables.length > 0
+      ? allowlistUnsupported('DuckDB')
+      : guardDuckdbSql(sql),
+};
+
 /** Every dialect's profile, by {@link DatabaseDialectName}. */
 export const DIALECTS: Readonly<Record<DatabaseDialectName, DialectProfile>> = {
   postgres: POSTGRES,
   mysql: MYSQL,
+  duckdb: DUCKDB,
 };
 
 /** The profile of `dialect` (PostgreSQL when undefined: the default engine). */

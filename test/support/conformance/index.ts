@@ -3,6 +3,7 @@
  * new engine is one module beside these exporting a {@link ConformanceEngine} (see `engine.ts`)
  * and one entry here.
  */
+import { duckdbEngine } from './duckdb.js';
 import type { ConformanceEngine } from './engine.js';
 import { mariadbEngine } from './mariadb.js';
 import { pgliteEngine } from './pglite.js';
@@ -13,5 +14,6 @@ export const CONFORMANCE_ENGINES: readonly ConformanceEngine[] = [
   postgresEngine,
   pgliteEngine,
   mariadbEngine,
-  // sqliteEngine (./sqlite.js) and duckdbEngine (./duckdb.js) join the list here.
+  duckdbEngine,
+  // sqliteEngine (./sqlite.js) joins the list here.
 ];
