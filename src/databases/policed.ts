@@ -13,6 +13,7 @@ import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult 
 import { guardRefusal } from '../core/refusal.js';
 import type { Schema, Table } from '../core/schema.js';
 import { type EffectivePolicy, restrictsData } from '../policy/types.js';
+import { attachPolicyCatalog } from '../policy/visibility.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
 import {
   type PolicyCatalog,
@@ -134,6 +135,16 @@ export function policyCatalogCache(db: DatabaseConnector, now: () => number = Da
       return value;
     },
   };
+}
+
+/**
+ * Attaches the catalog facts of `catalog`'s database to `schema` (read from that database), so
+ * that every user's view of it (`policy/visibility.ts`) hides what enforcement refuses.
+ * @throws SqlrecallError from the database, as {@link readPolicyCatalog}
+ */
+export async function attachPolicyFacts(schema: Schema, catalog: PolicyCatalogCache): Promise<void> {
+  await loadGuardParser();
+  attachPolicyCatalog(schema, await catalog.get());
 }
 
 /**
