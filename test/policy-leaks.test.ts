@@ -9,11 +9,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPolicy } from '../src/app/policy.js';
 import { readSchema, schemaText } from '../src/app/schema.js';
+import { isSqlrecallError } from '../src/core/errors.js';
+import type { DatabaseConnector, QueryResult } from '../src/core/ports.js';
 import type { Schema } from '../src/core/schema.js';
+import { withDataPolicy } from '../src/databases/policed.js';
 import { compileRowFilter, parsePolicyText } from '../src/policy/file.js';
+import { effectivePolicy } from '../src/policy/resolve.js';
+import { unrestrictedPolicy } from '../src/policy/types.js';
 import { loadSqlParser } from '../src/sql/parse-tree.js';
 import { runCliInProcess } from './support/in-process-cli.js';
+import { createTempMysqlDatabase, MYSQL_AVAILABLE, type TempMysqlDatabase } from './support/mysql-db.js';
 import { freshPgliteDataDir } from './support/pglite-template.js';
 import { tempDir } from './support/temp-dir.js';
 
@@ -147,7 +154,6 @@ describe('views the user cannot read', () => {
       const catalog = await connector.introspect();
       const doc = parsePolicyText(POLICY, 'yaml');
       if (!doc.ok) throw new Error('policy');
-      const { effectivePolicy } = await import('../src/policy/resolve.js');
       const policy = effectivePolicy(doc.document, 'sam');
       const seen = await readSchema({ catalog: async () => catalog }, { policy });
       expect(seen.tables.map((t) => t.name).sort()).toEqual(['customers', 'notes', 'orders']);
@@ -216,4 +222,91 @@ describe('row filters that break out of their parentheses', () => {
   });
 });
 
-afterAll(() => {});
+describe('a policy on a database that cannot enforce it (MySQL/MariaDB)', () => {
+  const policy = () => {
+    const doc = parsePolicyText(POLICY, 'yaml');
+    if (!doc.ok) throw new Error('policy');
+    return effectivePolicy(doc.document, 'sam');
+  };
+
+  it('refuses every statement of a policed user before it reaches the database', async () => {
+    const ran: string[] = [];
+    const fake: DatabaseConnector = {
+      dialect: 'mysql',
+      displayName: 'mysql://fake',
+      ping: async () => {},
+      close: async () => {},
+      introspect: async () => ({
+        dialect: 'mysql',
+        database: 'd',
+        serverVersion: '10.11',
+        schemas: ['d'],
+        tables: [],
+      }),
+      execute: async (sql) => {
+        ran.push(sql);
+        return { columns: [], rows: [], rowCount: 0, truncated: false } as unknown as QueryResult;
+      },
+    };
+    const error = await withDataPolicy(fake, policy())
+      .execute('SELECT 1', { maxRows: 10, timeoutMs: 1000 })
+      .catch((e: unknown) => e);
+    expect(isSqlrecallError(error, 'policy_refused')).toBe(true);
+    expect((error as Error).message).toMatch(
+      /data policies need a PostgreSQL database \(or PGlite\); this is MySQL\/MariaDB/,
+    );
+    expect(ran).toEqual([]);
+    // A user whose policy restricts nothing passes through.
+    await withDataPolicy(fake, unrestrictedPolicy('ana')).execute('SELECT 1', {
+      maxRows: 10,
+      timeoutMs: 1000,
+    });
+    expect(ran).toEqual(['SELECT 1']);
+  });
+
+  it('policy check fails on a catalog of another engine, naming it', async () => {
+    const doc = await checkPolicy(policyPath, {
+      catalog: { dialect: 'mysql', database: 'd', serverVersion: '10.11', schemas: ['d'], tables: [] },
+    });
+    expect(doc.ok).toBe(false);
+    expect(doc.problems.map((p) => p.message).join('\n')).toMatch(/this is MySQL\/MariaDB/);
+  });
+
+  describe.skipIf(!MYSQL_AVAILABLE)('on a real MariaDB (TEST_MYSQL_URL)', () => {
+    let mysqlDb: TempMysqlDatabase;
+    beforeAll(async () => {
+      mysqlDb = await createTempMysqlDatabase('sqlrecall_pleaks');
+      await mysqlDb.exec(
+        "CREATE TABLE customers (id int PRIMARY KEY, country text); INSERT INTO customers VALUES (1, 'India'), (2, 'France');",
+      );
+    });
+    afterAll(async () => {
+      await mysqlDb?.drop();
+    });
+    const mysqlEnv = () => ({ ...env(), DATABASE_URL: mysqlDb.url });
+
+    it('sql as a policed user: exit 3 with the reason, no row; policy check exit 2; doctor fails', async () => {
+      const run = await runCliInProcess(['sql', 'SELECT * FROM customers', '--user', 'sam'], {
+        env: mysqlEnv(),
+      });
+      expect(run.code).toBe(3);
+      expect(run.stdout + run.stderr).toMatch(/data policies need a PostgreSQL database/);
+      expect(run.stdout + run.stderr).not.toMatch(/France|SQLSTATE|syntax/);
+      const check = await runCliInProcess(['policy', 'check', policyPath], { env: mysqlEnv() });
+      expect(check.code).toBe(2);
+      expect(check.stdout).toMatch(/this is MySQL\/MariaDB/);
+      const { loadConfig } = await import('../src/config/config.js');
+      const { Runtime } = await import('../src/runtime/runtime.js');
+      const { checkPolicyFile } = await import('../src/runtime/doctor.js');
+      const runtime = new Runtime(loadConfig({ env: { ...mysqlEnv(), SQLRECALL_USER: 'sam' }, cwd: dir }));
+      try {
+        expect(await checkPolicyFile(runtime)).toMatchObject({
+          level: 'fail',
+          message: expect.stringMatching(/restricts what sam reads, but data policies need a PostgreSQL/),
+        });
+      } finally {
+        await runtime.close();
+      }
+    });
+  });
+});

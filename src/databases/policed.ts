@@ -12,8 +12,8 @@ import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../core/ports.js';
 import { guardRefusal } from '../core/refusal.js';
 import type { Schema, Table } from '../core/schema.js';
-import { type EffectivePolicy, restrictsData } from '../policy/types.js';
-import { attachPolicyCatalog } from '../policy/visibility.js';
+import { type EffectivePolicy, policyEngineProblem, policyLabel, restrictsData } from '../policy/types.js';
+import { attachPolicyCatalog, visibleSchema as visibleToPolicy } from '../policy/visibility.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
 import {
   type PolicyCatalog,
@@ -174,6 +174,7 @@ export function withDataPolicy(
   catalog: PolicyCatalogCache = policyCatalogCache(db),
 ): DatabaseConnector {
   const restricted = restrictsData(policy);
+  if (restricted && db.dialect !== 'postgres') return refusingEveryStatement(db, policy);
   return {
     dialect: db.dialect,
     get displayName() {
@@ -203,6 +204,29 @@ export function withDataPolicy(
       }
       const result = await db.execute(verdict.sql, { ...options, params: rewritten.params });
       return { ...result, policies: rewritten.applied };
+    },
+  };
+}
+
+/**
+ * `db` for a user whose policy restricts data on an engine where it cannot be enforced: every
+ * statement is refused before it reaches the database (fail closed, never unfiltered), and the
+ * catalog shows what the policy lets the user see by name (allow-list, denied columns).
+ */
+function refusingEveryStatement(db: DatabaseConnector, policy: EffectivePolicy): DatabaseConnector {
+  const reason = policyEngineProblem(db.dialect)!;
+  return {
+    dialect: db.dialect,
+    get displayName() {
+      return db.displayName;
+    },
+    ping: () => db.ping(),
+    close: () => db.close(),
+    async introspect(options?: IntrospectOptions): Promise<Schema> {
+      return visibleToPolicy(await db.introspect(options), policy);
+    },
+    async execute(): Promise<QueryResult> {
+      throw policyRefusal(`${reason}; nothing ran`, 'policy-engine', policyLabel(policy));
     },
   };
 }

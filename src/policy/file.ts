@@ -394,7 +394,7 @@ function whereOf(tree: ReturnType<typeof parseTree>): JsonObject | undefined {
   const raw = stmts[0];
   const stmt = stmts.length === 1 && isJsonObject(raw) && isJsonObject(raw.stmt) ? raw.stmt : undefined;
   const select = stmt && isJsonObject(stmt.SelectStmt) ? stmt.SelectStmt : undefined;
-  if (!select || select.op !== 'SETOP_NONE') return undefined;
+  if (select?.op !== 'SETOP_NONE') return undefined;
   if (!Object.keys(select).every((k) => ALLOWED_SELECT_KEYS.has(k))) return undefined;
   return isJsonObject(select.whereClause) ? select.whereClause : undefined;
 }
