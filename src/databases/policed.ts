@@ -11,7 +11,7 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../core/ports.js';
 import { guardRefusal } from '../core/refusal.js';
-import type { Schema, Table } from '../core/schema.js';
+import type { Schema } from '../core/schema.js';
 import { type EffectivePolicy, policyEngineProblem, policyLabel, restrictsData } from '../policy/types.js';
 import { attachPolicyCatalog, visibleSchema as visibleToPolicy } from '../policy/visibility.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
@@ -232,46 +232,12 @@ function refusingEveryStatement(db: DatabaseConnector, policy: EffectivePolicy):
 }
 
 /**
- * The part of `schema` that `policy` lets its user see: relations the user may read (the
- * allow-list, and no view or child reading a restricted relation without a policy of its own),
- * without denied columns (and the keys and indexes over them), and no row estimate where rows
- * are filtered. Probing with {@link rewriteForPolicy} keeps one rule for both.
+ * The part of `schema` that `policy` lets its user see, by the same rule every other view of the
+ * schema uses (`policy/visibility.ts`, with `catalog`'s facts attached to `schema`): relations the
+ * user may read, without denied columns (and the keys and indexes over them), and no row estimate
+ * where rows are filtered.
  */
 export function visibleSchema(schema: Schema, policy: EffectivePolicy, catalog: PolicyCatalog): Schema {
-  const tables: Table[] = [];
-  for (const table of schema.tables) {
-    const key = relationKey(table.schema, table.name);
-    const probe = rewriteForPolicy(
-      `SELECT 1 FROM ${quote(table.schema)}.${quote(table.name)}`,
-      policy,
-      catalog,
-    );
-    if (!probe.ok) continue;
-    const denied = policy.deniedColumns.get(key);
-    const visible = (column: string): boolean => !denied?.has(column);
-    tables.push({
-      ...table,
-      columns: table.columns.filter((column) => visible(column.name)),
-      primaryKey: table.primaryKey.every(visible) ? table.primaryKey : [],
-      foreignKeys: table.foreignKeys.filter((fk) => fk.columns.every(visible)),
-      uniqueIndexes: table.uniqueIndexes.filter((index) => index.columns.every(visible)),
-      estimatedRows: policy.rowFilters.has(key) ? null : table.estimatedRows,
-    });
-  }
-  // A foreign key pointing at a hidden relation or a denied column is hidden too.
-  const shown = new Map(tables.map((table) => [relationKey(table.schema, table.name), table]));
-  for (const table of tables) {
-    table.foreignKeys = table.foreignKeys.filter((fk) => {
-      const target = shown.get(relationKey(fk.references.schema, fk.references.table));
-      return (
-        target !== undefined &&
-        fk.references.columns.every((c) => target.columns.some((col) => col.name === c))
-      );
-    });
-  }
-  return { ...schema, tables };
-}
-
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+  attachPolicyCatalog(schema, catalog);
+  return visibleToPolicy(schema, policy);
 }
