@@ -39,6 +39,8 @@ INSERT INTO orders VALUES
   (3, 2, 'APAC', 'apac-hidden-status', 30), (4, 2, 'APAC', 'apac-hidden-status', 40);
 INSERT INTO employees VALUES (1, 'Ann', 'sales', 91234), (2, 'Bob', 'ops', 87654);
 INSERT INTO vault VALUES (1, 'vault-code-xyz');
+CREATE VIEW order_totals AS SELECT region, sum(amount) AS total FROM orders GROUP BY region;
+ANALYZE;
 `;
 
 /** Sam: three tables, salary and email denied, orders of their region only. */
@@ -55,6 +57,15 @@ const SAM: EffectivePolicy = {
   ]),
   rowsToModel: true,
   admin: false,
+};
+
+/** Rhea: no allow-list, the orders of her region only. */
+const RHEA: EffectivePolicy = {
+  ...unrestrictedPolicy('rhea'),
+  sources: ['user rhea'],
+  rowFilters: new Map([
+    ['public.orders', [{ expression: 'region = $1', params: ['EMEA'], policy: 'user rhea' }]],
+  ]),
 };
 
 /** Priya: every table, privacy mode. */
@@ -167,6 +178,34 @@ describe('what a policed user sees of the schema', () => {
     expect(isSqlrecallError(missing, 'not_found')).toBe(true);
     // Without a policy the same source shows everything (the filter is the policy's, not the source's).
     expect(schemaText(await readSchema(source))).toMatch(/salary/);
+  });
+});
+
+describe('a view the user cannot read, and row counts beyond a row filter', () => {
+  it('the SQL prompt and the repair hint never offer the view over the filtered table', async () => {
+    const { text, doc } = await askAs(RHEA, 'totals per region', [
+      'SELECT * FROM order_total',
+      'SELECT region FROM orders',
+    ]);
+    expect(doc.attempts.length).toBe(2);
+    expect(doc.attempts[0]!.error).toMatch(/order_total/);
+    expect(doc.attempts[0]!.error).not.toMatch(/order_totals/);
+    expect(text()).not.toContain('order_totals');
+    expect(text('sql')).toContain('vault');
+  });
+
+  it('schema, /api/schema and MCP show neither the view nor the estimate of the filtered table', async () => {
+    const source = { catalog: () => db.introspect({ schemas: ['public'] }) };
+    const open = await readSchema(source);
+    expect(open.tables.find((t) => t.name === 'orders')!.estimatedRows).toBe(4);
+    const seen = await readSchema(source, { policy: RHEA });
+    expect(seen.tables.map((t) => t.name)).not.toContain('order_totals');
+    expect(seen.tables.find((t) => t.name === 'orders')!.estimatedRows).toBeNull();
+    expect(seen.tables.find((t) => t.name === 'employees')!.estimatedRows).toBe(2);
+    const missing = await readSchema(source, { table: 'order_totals', policy: RHEA }).catch(
+      (e: unknown) => e,
+    );
+    expect(isSqlrecallError(missing, 'not_found')).toBe(true);
   });
 });
 

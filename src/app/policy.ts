@@ -15,7 +15,7 @@ import {
   unreadableTables,
 } from '../policy/resolve.js';
 import { readPolicyFile } from '../policy/source.js';
-import { type EffectivePolicy, namedRelations } from '../policy/types.js';
+import { type EffectivePolicy, namedRelations, policyEngineProblem } from '../policy/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { closest } from '../sql/identifiers.js';
 import { scanTokens } from '../sql/parse-tree.js';
@@ -67,6 +67,9 @@ export async function checkPolicy(
   const warnings: PolicyProblem[] = [];
   const entries = ruleEntries(document);
 
+  const engine = inputs.catalog ? policyEngineProblem(inputs.catalog.dialect) : undefined;
+  if (engine && entries.some(({ rules }) => restrictsAnything(rules)))
+    problems.push({ path: '(file)', message: engine });
   if (inputs.catalog) {
     const tables = new Map(inputs.catalog.tables.map((t) => [`${t.schema}.${t.name}`, t]));
     const pool = [...tables.keys()].map((k) => ({ key: k, text: k }));
@@ -105,7 +108,8 @@ export async function checkPolicy(
           unknownTable(`${at}.rows`, name);
           continue;
         }
-        if (!inputs.tryFilter) continue;
+        // The filter is PostgreSQL: on another engine it is not run (the problem above says why).
+        if (!inputs.tryFilter || engine) continue;
         try {
           await inputs.tryFilter(
             `SELECT 1 FROM ${quoteQualified(tables.get(name)!)} WHERE (${bindAll(filter.expression, () => 'NULL')}) LIMIT 0`,
@@ -158,6 +162,11 @@ export async function checkPolicy(
     users: document.users.size,
     teams: document.teams.size,
   };
+}
+
+/** True when `rules` restrict tables, columns or rows (privacy mode alone restricts none). */
+function restrictsAnything(rules: PolicyRules): boolean {
+  return rules.tables !== undefined || rules.denyColumns.size > 0 || rules.rows.size > 0;
 }
 
 /** Every entry of the document that carries rules, with its place in the file. */

@@ -11,8 +11,9 @@
 import { SqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, ExecuteOptions, IntrospectOptions, QueryResult } from '../core/ports.js';
 import { guardRefusal } from '../core/refusal.js';
-import type { Schema, Table } from '../core/schema.js';
-import { type EffectivePolicy, restrictsData } from '../policy/types.js';
+import type { Schema } from '../core/schema.js';
+import { type EffectivePolicy, policyEngineProblem, policyLabel, restrictsData } from '../policy/types.js';
+import { attachPolicyCatalog, visibleSchema as visibleToPolicy } from '../policy/visibility.js';
 import { guardSql, loadGuardParser } from '../sql/guard.js';
 import {
   type PolicyCatalog,
@@ -137,6 +138,16 @@ export function policyCatalogCache(db: DatabaseConnector, now: () => number = Da
 }
 
 /**
+ * Attaches the catalog facts of `catalog`'s database to `schema` (read from that database), so
+ * that every user's view of it (`policy/visibility.ts`) hides what enforcement refuses.
+ * @throws SqlrecallError from the database, as {@link readPolicyCatalog}
+ */
+export async function attachPolicyFacts(schema: Schema, catalog: PolicyCatalogCache): Promise<void> {
+  await loadGuardParser();
+  attachPolicyCatalog(schema, await catalog.get());
+}
+
+/**
  * The refusal of a statement by a data policy (`policy_refused`: exit 3, HTTP 403).
  * @param reason why, naming the policy (a leading `refused: ` is dropped)
  */
@@ -163,6 +174,7 @@ export function withDataPolicy(
   catalog: PolicyCatalogCache = policyCatalogCache(db),
 ): DatabaseConnector {
   const restricted = restrictsData(policy);
+  if (restricted && db.dialect !== 'postgres') return refusingEveryStatement(db, policy);
   return {
     dialect: db.dialect,
     get displayName() {
@@ -197,46 +209,35 @@ export function withDataPolicy(
 }
 
 /**
- * The part of `schema` that `policy` lets its user see: relations the user may read (the
- * allow-list, and no view or child reading a restricted relation without a policy of its own),
- * without denied columns (and the keys and indexes over them), and no row estimate where rows
- * are filtered. Probing with {@link rewriteForPolicy} keeps one rule for both.
+ * `db` for a user whose policy restricts data on an engine where it cannot be enforced: every
+ * statement is refused before it reaches the database (fail closed, never unfiltered), and the
+ * catalog shows what the policy lets the user see by name (allow-list, denied columns).
  */
-export function visibleSchema(schema: Schema, policy: EffectivePolicy, catalog: PolicyCatalog): Schema {
-  const tables: Table[] = [];
-  for (const table of schema.tables) {
-    const key = relationKey(table.schema, table.name);
-    const probe = rewriteForPolicy(
-      `SELECT 1 FROM ${quote(table.schema)}.${quote(table.name)}`,
-      policy,
-      catalog,
-    );
-    if (!probe.ok) continue;
-    const denied = policy.deniedColumns.get(key);
-    const visible = (column: string): boolean => !denied?.has(column);
-    tables.push({
-      ...table,
-      columns: table.columns.filter((column) => visible(column.name)),
-      primaryKey: table.primaryKey.every(visible) ? table.primaryKey : [],
-      foreignKeys: table.foreignKeys.filter((fk) => fk.columns.every(visible)),
-      uniqueIndexes: table.uniqueIndexes.filter((index) => index.columns.every(visible)),
-      estimatedRows: policy.rowFilters.has(key) ? null : table.estimatedRows,
-    });
-  }
-  // A foreign key pointing at a hidden relation or a denied column is hidden too.
-  const shown = new Map(tables.map((table) => [relationKey(table.schema, table.name), table]));
-  for (const table of tables) {
-    table.foreignKeys = table.foreignKeys.filter((fk) => {
-      const target = shown.get(relationKey(fk.references.schema, fk.references.table));
-      return (
-        target !== undefined &&
-        fk.references.columns.every((c) => target.columns.some((col) => col.name === c))
-      );
-    });
-  }
-  return { ...schema, tables };
+function refusingEveryStatement(db: DatabaseConnector, policy: EffectivePolicy): DatabaseConnector {
+  const reason = policyEngineProblem(db.dialect)!;
+  return {
+    dialect: db.dialect,
+    get displayName() {
+      return db.displayName;
+    },
+    ping: () => db.ping(),
+    close: () => db.close(),
+    async introspect(options?: IntrospectOptions): Promise<Schema> {
+      return visibleToPolicy(await db.introspect(options), policy);
+    },
+    async execute(): Promise<QueryResult> {
+      throw policyRefusal(`${reason}; nothing ran`, 'policy-engine', policyLabel(policy));
+    },
+  };
 }
 
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+/**
+ * The part of `schema` that `policy` lets its user see, by the same rule every other view of the
+ * schema uses (`policy/visibility.ts`, with `catalog`'s facts attached to `schema`): relations the
+ * user may read, without denied columns (and the keys and indexes over them), and no row estimate
+ * where rows are filtered.
+ */
+export function visibleSchema(schema: Schema, policy: EffectivePolicy, catalog: PolicyCatalog): Schema {
+  attachPolicyCatalog(schema, catalog);
+  return visibleToPolicy(schema, policy);
 }

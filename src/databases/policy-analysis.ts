@@ -19,6 +19,7 @@
 import type { DatabaseConnector } from '../core/ports.js';
 import { unreadableTables } from '../policy/resolve.js';
 import { type EffectivePolicy, namedRelations, policyLabel } from '../policy/types.js';
+import { ROW_COUNT_RELATIONS } from '../sql/policy-rewrite.js';
 import { analysedObjects, FIRST_USER_OID, probeStatements } from '../sql/server-analysis.js';
 
 /** A refusal of the analysis: what to say, the rule, and the policy it names. */
@@ -114,7 +115,10 @@ export async function judgeAnalysed(
   return undefined;
 }
 
-/** Catalogs that hold column values of every table (statistics), refused behind a view too. */
+/**
+ * Catalogs that hold column values of every table (statistics), or count every table's rows,
+ * refused behind a view too.
+ */
 const STATISTICS = new Set([
   'pg_catalog.pg_statistic',
   'pg_catalog.pg_statistic_ext',
@@ -122,6 +126,7 @@ const STATISTICS = new Set([
   'pg_catalog.pg_stats',
   'pg_catalog.pg_stats_ext',
   'pg_catalog.pg_stats_ext_exprs',
+  ...ROW_COUNT_RELATIONS.map((name) => `pg_catalog.${name}`),
 ]);
 
 /**
@@ -153,12 +158,21 @@ async function viewReaches(
        AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
       JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-     WHERE p.oid >= ${FIRST_USER_OID}`;
+     WHERE p.oid >= ${FIRST_USER_OID}
+    UNION ALL
+    SELECT 'definition', '', pg_catalog.pg_get_viewdef(c.oid)
+      FROM reached JOIN pg_catalog.pg_class c ON c.oid = reached.oid
+     WHERE c.relkind IN ('v', 'm') AND c.oid >= ${FIRST_USER_OID}`;
   const result = await db.execute(sql, { maxRows: 100_000, timeoutMs: 15_000 });
   if (result.truncated) return 'more objects than can be checked';
   const policed = new Set([...policy.deniedColumns.keys(), ...policy.rowFilters.keys()]);
   for (const [what, kind, reachedName] of result.rows.map((r) => r.map(String))) {
     if (what === 'function') return `function ${reachedName}, whose body may read anything`;
+    if (what === 'definition') {
+      const pinned = pinnedCatalogIn(reachedName ?? '');
+      if (pinned) return `the catalog ${pinned}`;
+      continue;
+    }
     if (reachedName === undefined) continue;
     if (STATISTICS.has(reachedName)) return `the statistics catalog ${reachedName}`;
     if (policed.has(reachedName)) return `${reachedName}, which the policy restricts`;
@@ -167,6 +181,17 @@ async function viewReaches(
       return `${reachedName}, which is not among the tables you may read`;
   }
   return undefined;
+}
+
+/**
+ * Catalogs of {@link STATISTICS} that PostgreSQL pins: a view reading one records no dependency on
+ * it, so its definition is searched for the name (as a word) instead.
+ */
+const PINNED = /(?<![\w$])(pg_class|pg_statistic|pg_statistic_ext|pg_statistic_ext_data)(?![\w$])/i;
+
+function pinnedCatalogIn(definition: string): string | undefined {
+  const hit = PINNED.exec(definition)?.[1];
+  return hit === undefined ? undefined : `pg_catalog.${hit.toLowerCase()}`;
 }
 
 interface CatalogRow {

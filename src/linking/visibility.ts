@@ -9,7 +9,14 @@
 import type { Schema } from '../core/schema.js';
 import type { EffectivePolicy } from '../policy/types.js';
 import { restrictsData } from '../policy/types.js';
-import { policyKey, rowFiltersOf, visibleSchema, visibleTable } from '../policy/visibility.js';
+import {
+  policyCatalogOf,
+  policyKey,
+  rowFiltersOf,
+  visibleSchema,
+  visibleTable,
+} from '../policy/visibility.js';
+import type { PolicyCatalog } from '../sql/policy-rewrite.js';
 import type { ValueHint } from './documents.js';
 import { displayKey } from './documents.js';
 import type { IndexedTable } from './schema-index.js';
@@ -47,7 +54,7 @@ export function indexVisibility(
       const key = policyKey(policy);
       let view = byPolicy.get(key);
       if (!view) {
-        view = viewOf(indexed, policy, filteredSampler);
+        view = viewOf(indexed, policy, filteredSampler, policyCatalogOf(catalog));
         byPolicy.set(key, view);
         // A failed view is not kept: the next question builds it again.
         view.catch(() => byPolicy.delete(key));
@@ -61,10 +68,12 @@ async function viewOf(
   indexed: readonly IndexedTable[],
   policy: EffectivePolicy,
   filteredSampler: ValueSampler | undefined,
+  facts: PolicyCatalog | undefined,
 ): Promise<readonly IndexedTable[]> {
   const kept: IndexedTable[] = [];
   for (const entry of indexed) {
-    const table = visibleTable(policy, entry.table);
+    // The index's copy of a relation carries no catalog facts: the catalog's are used.
+    const table = visibleTable(policy, entry.table, facts ?? policyCatalogOf(entry.table));
     if (!table) continue;
     kept.push({ ...entry, table, hints: await visibleHints(policy, entry, table, filteredSampler) });
   }

@@ -13,8 +13,9 @@ import { parseDocument } from 'yaml';
 import type { z as Zod } from 'zod';
 import { z } from 'zod';
 import { userNameKey } from '../app/user-names.js';
+import type { JsonObject } from '../core/json.js';
 import { closest } from '../sql/identifiers.js';
-import { isJsonObject, parseTree, scanTokens } from '../sql/parse-tree.js';
+import { isJsonObject, parseTree, scanTokens, walkTree } from '../sql/parse-tree.js';
 
 /** One identifier: `"Quoted Name"` (case kept) or a bare name (folded to lower case). */
 const IDENT = String.raw`(?:"(?:[^"]|"")+"|[^".\s]+)`;
@@ -222,6 +223,14 @@ function compile(input: PolicyFileInput): PolicyParse {
     });
   }
   const defaults = compileRules(input.defaults ?? {}, 'defaults', problems);
+  restrictedReads(
+    [
+      ...[...teams].map(([name, rules]) => ({ path: `teams.${name}`, rules })),
+      ...[...users.values()].map((user) => ({ path: `users.${user.name}`, rules: user.rules })),
+      { path: 'defaults', rules: defaults },
+    ],
+    problems,
+  );
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, document: { users, teams, defaults } };
 }
@@ -316,6 +325,8 @@ export function compileRowFilter(written: string): CompiledRowFilter | { problem
   }
   pieces.push(bytes.subarray(at).toString('utf8'));
   const expression = pieces.join('').trim();
+  const shape = breakOut(expression);
+  if (shape) return { problem: shape };
   let tree: ReturnType<typeof parseTree>;
   // No newline before the closing parenthesis: a trailing `--` comment would swallow whatever
   // the enforcing rewrite writes after the expression, so it makes the filter fail to parse here.
@@ -336,8 +347,100 @@ export function compileRowFilter(written: string): CompiledRowFilter | { problem
     select.fromClause.length === 1 &&
     Array.isArray(select.targetList) &&
     select.targetList.length === 1;
-  if (!clean) return { problem: "must be one boolean expression over the table's columns, nothing more" };
+  if (!clean) return { problem: ONE_EXPRESSION };
+  // Parsed again without the parentheses: the expression must stand as the whole condition on
+  // its own too, so no operator of it can bind to what the enforcing rewrite writes around it.
+  try {
+    if (whereOf(parseTree(`SELECT 1 FROM policy_table WHERE ${expression}\n`)) === undefined)
+      return { problem: ONE_EXPRESSION };
+  } catch {
+    return { problem: ONE_EXPRESSION };
+  }
   return { expression, attributes, written };
+}
+
+const ONE_EXPRESSION = "must be one boolean expression over the table's columns, nothing more";
+
+/**
+ * Why `expression` would not stay inside the parentheses the enforcing rewrite puts around it: a
+ * parenthesis it closes without opening (`region = :region) OR (true` turns the filter into
+ * `(region = $1) OR (true)`, which lets every row through once AND-ed with another filter), one it
+ * leaves open, a comment or a semicolon. Undefined when it stays inside.
+ */
+function breakOut(expression: string): string | undefined {
+  let tokens: ReturnType<typeof scanTokens>;
+  try {
+    tokens = scanTokens(expression);
+  } catch (error) {
+    return `not a SQL expression: ${messageOf(error)}`;
+  }
+  let depth = 0;
+  for (const token of tokens) {
+    if (token.tokenName === 'SQL_COMMENT' || token.tokenName === 'C_COMMENT')
+      return 'not a SQL expression: a row filter holds no comment';
+    if (token.text === ';') return `${ONE_EXPRESSION} (no semicolon)`;
+    if (token.text === '(' || token.text === '[') depth += 1;
+    if (token.text === ')' || token.text === ']') depth -= 1;
+    if (depth < 0)
+      return `${ONE_EXPRESSION}: a parenthesis is closed that the filter did not open, which would end the filter early`;
+  }
+  if (depth !== 0) return `${ONE_EXPRESSION}: a parenthesis is left open`;
+  return undefined;
+}
+
+/** The WHERE clause of a one-statement `SELECT … WHERE …` tree, or undefined for anything else. */
+function whereOf(tree: ReturnType<typeof parseTree>): JsonObject | undefined {
+  const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
+  const raw = stmts[0];
+  const stmt = stmts.length === 1 && isJsonObject(raw) && isJsonObject(raw.stmt) ? raw.stmt : undefined;
+  const select = stmt && isJsonObject(stmt.SelectStmt) ? stmt.SelectStmt : undefined;
+  if (select?.op !== 'SETOP_NONE') return undefined;
+  if (!Object.keys(select).every((k) => ALLOWED_SELECT_KEYS.has(k))) return undefined;
+  return isJsonObject(select.whereClause) ? select.whereClause : undefined;
+}
+
+/**
+ * The relations a compiled filter's expression reads in subqueries (`schema.name`, or the bare
+ * name as written when unqualified).
+ */
+function filterReads(expression: string): string[] {
+  const out: string[] = [];
+  const where = whereOf(parseTree(`SELECT 1 FROM policy_table WHERE (${expression}\n)`));
+  if (!where) return out;
+  walkTree(where, (key, node) => {
+    if (key !== 'RangeVar') return;
+    const name = String(node.relname ?? '');
+    out.push(typeof node.schemaname === 'string' ? `${node.schemaname}.${name}` : name);
+  });
+  return out;
+}
+
+/**
+ * Row filters that read (in a subquery) a table some rule of the file restricts: the subquery
+ * would read it unfiltered, so enforcement refuses every statement on the filtered table; the
+ * file is refused instead. An unqualified name matches any restricted table of that name.
+ */
+function restrictedReads(
+  entries: readonly { path: string; rules: PolicyRules }[],
+  problems: PolicyProblem[],
+): void {
+  const restricted = new Set<string>();
+  for (const { rules } of entries) {
+    for (const table of rules.denyColumns.keys()) restricted.add(table);
+    for (const table of rules.rows.keys()) restricted.add(table);
+  }
+  const bare = new Map([...restricted].map((t) => [t.slice(t.indexOf('.') + 1), t]));
+  for (const { path, rules } of entries)
+    for (const [table, filter] of rules.rows)
+      for (const read of filterReads(filter.expression)) {
+        const hit = restricted.has(read) ? read : read.includes('.') ? undefined : bare.get(read);
+        if (hit === undefined) continue;
+        problems.push({
+          path: `${path}.rows.${table}`,
+          message: `reads ${hit}, which a rule of this file restricts; a row filter may read only tables no rule restricts`,
+        });
+        break;
+      }
 }
 
 function messageOf(error: unknown): string {

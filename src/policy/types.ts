@@ -7,6 +7,7 @@
  * column `email`), as the catalog reports them after folding; a quoted mixed-case name in the
  * database keeps its case (`public."Orders"` is `public.Orders`).
  */
+import type { DatabaseDialectName } from '../core/ports.js';
 
 /** A row filter on one table: a boolean SQL expression over that table's own columns. */
 export interface RowFilter {
@@ -77,3 +78,16 @@ export function policyLabel(policy: EffectivePolicy): string {
 export function namedRelations(policy: EffectivePolicy): Set<string> {
   return new Set([...(policy.tables ?? []), ...policy.deniedColumns.keys(), ...policy.rowFilters.keys()]);
 }
+
+/**
+ * Why a data policy that restricts data cannot be enforced on `dialect`, or undefined when it can
+ * (PostgreSQL and PGlite): the rewrite and the server-side check speak PostgreSQL only.
+ */
+export function policyEngineProblem(dialect: DatabaseDialectName): string | undefined {
+  if (dialect === 'postgres') return undefined;
+  return `data policies need a PostgreSQL database (or PGlite); this is ${ENGINE_NAMES[dialect]}, so every statement of a user whose policy restricts tables, columns or rows is refused`;
+}
+
+const ENGINE_NAMES: Readonly<Record<Exclude<DatabaseDialectName, 'postgres'>, string>> = {
+  mysql: 'MySQL/MariaDB',
+};

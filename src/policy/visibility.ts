@@ -5,12 +5,28 @@
  * reads the catalog through {@link visibleSchema}, so a denied column or a table outside the
  * allow-list is never named, whatever cache the full catalog sits in.
  *
+ * A relation the user cannot read although the allow-list names it or there is none (a view,
+ * materialized view or child table reading a restricted table without a policy of its own, a
+ * foreign table, a view over the statistics catalogs or a function defined in the database) is
+ * left out too: the same rule as enforcement, when the catalog's facts were attached to the
+ * catalog object ({@link attachPolicyCatalog}); without them every view, materialized view and
+ * foreign table the policy does not name is left out (fail closed). The row estimate of a
+ * row-filtered table is dropped: it counts the rows the filter hides.
+ *
  * Pure functions over {@link Schema} and {@link EffectivePolicy}; the filtered catalog is kept per
  * catalog object and policy, so a server's many requests share one filtering per user policy.
  */
 import type { Column, ForeignKey, Schema, Table, UniqueIndex } from '../core/schema.js';
 import { lexSql } from '../sql/lexer.js';
-import { type EffectivePolicy, type RowFilter, restrictsData } from './types.js';
+import {
+  type PolicyCatalog,
+  quoteIdent,
+  ROW_COUNT_RELATIONS,
+  relationKey,
+  rewriteForPolicy,
+  STATISTICS_RELATIONS,
+} from '../sql/policy-rewrite.js';
+import { type EffectivePolicy, namedRelations, type RowFilter, restrictsData } from './types.js';
 
 /** The policy's name of a relation: `schema.name`, unquoted, as the catalog spells it. */
 export function policyTableName(table: { schema: string; name: string }): string {
@@ -82,24 +98,108 @@ function keyOf(policy: EffectivePolicy): string {
   });
 }
 
+/** Catalog facts per catalog object and per relation object of it (see {@link attachPolicyCatalog}). */
+const facts = new WeakMap<object, PolicyCatalog>();
+
 /**
- * `table` as the user sees it, or undefined when it is not on the allow-list. Denied columns are
- * removed, and with them every key, unique index and foreign key that names one (a partial key
- * would mislead, a full one would name the column); foreign keys to relations the user cannot see,
- * or to columns denied there, are removed too.
+ * Records the enforcement's catalog facts (view definitions, parents, functions) of the database
+ * `schema` was read from, so that visibility hides exactly the relations enforcement refuses.
+ * Attach right after reading the catalog; the facts stay with the `schema` object and each of its
+ * relation objects. Expects the SQL parser loaded (`loadSqlParser()`).
  */
-export function visibleTable(policy: EffectivePolicy, table: Table): Table | undefined {
-  if (!tableAllowed(policy, table)) return undefined;
+export function attachPolicyCatalog(schema: Schema, catalog: PolicyCatalog): void {
+  facts.set(schema, catalog);
+  for (const table of schema.tables) facts.set(table, catalog);
+}
+
+/** The facts attached to `schema` or one of its relations, if any. */
+export function policyCatalogOf(object: Schema | Table): PolicyCatalog | undefined {
+  return facts.get(object);
+}
+
+/**
+ * True when the user may read `relation` at all: on the allow-list (or no allow-list), and not
+ * refused by enforcement as a whole (see the module comment). With `catalog`, the rewrite's own
+ * rule decides (a probe `SELECT 1 FROM relation`), plus the server-side check's: a foreign table,
+ * or a view reaching the statistics catalogs or a function of the database, that the policy does
+ * not name. Without it, a view, materialized view or foreign table the policy does not name is
+ * not readable (fail closed).
+ */
+export function relationReadable(
+  policy: EffectivePolicy,
+  relation: Pick<Table, 'schema' | 'name' | 'kind'>,
+  catalog?: PolicyCatalog,
+): boolean {
+  if (!tableAllowed(policy, relation)) return false;
+  if (!restrictsData(policy)) return true;
+  const key = relationKey(relation.schema, relation.name);
+  const named = namedRelations(policy).has(key);
+  if (!catalog) return named || relation.kind === 'table' || relation.kind === 'partitioned_table';
+  if (!named && (relation.kind === 'foreign_table' || unsafeRelations(catalog).has(key))) return false;
+  return rewriteForPolicy(
+    `SELECT 1 FROM ${quoteIdent(relation.schema)}.${quoteIdent(relation.name)}`,
+    policy,
+    catalog,
+  ).ok;
+}
+
+const unsafeCache = new WeakMap<PolicyCatalog, Set<string>>();
+
+/**
+ * Views and materialized views whose definition names (as a word, through other views too) a
+ * statistics catalog, a foreign table or a function defined in the database: the server-side
+ * check refuses them unless the policy names them.
+ */
+function unsafeRelations(catalog: PolicyCatalog): Set<string> {
+  let unsafe = unsafeCache.get(catalog);
+  if (unsafe) return unsafe;
+  unsafe = new Set();
+  const words = new Set<string>([...STATISTICS_RELATIONS, 'pg_statistic_ext', ...ROW_COUNT_RELATIONS]);
+  for (const fn of catalog.functions) words.add(fn.name.toLowerCase());
+  for (const relation of catalog.relations.values())
+    if (relation.kind === 'f') words.add(relation.name.toLowerCase());
+  for (let changed = true; changed; ) {
+    changed = false;
+    const names = [...words].map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const pattern = new RegExp(`(?<![\\w$])(${names.join('|')})(?![\\w$])`, 'iu');
+    for (const [key, definition] of catalog.definitions) {
+      if (unsafe.has(key) || !pattern.test(definition)) continue;
+      unsafe.add(key);
+      const name = catalog.relations.get(key)?.name ?? key.slice(key.indexOf('.') + 1);
+      words.add(name.toLowerCase());
+      changed = true;
+    }
+  }
+  unsafeCache.set(catalog, unsafe);
+  return unsafe;
+}
+
+/**
+ * `table` as the user sees it, or undefined when the user cannot read it
+ * ({@link relationReadable}; `catalog` defaults to the facts attached to `table`). Denied columns
+ * are removed, and with them every key, unique index and foreign key that names one (a partial key
+ * would mislead, a full one would name the column); foreign keys to relations the user cannot see,
+ * or to columns denied there, are removed too. A row-filtered table has no row estimate.
+ */
+export function visibleTable(
+  policy: EffectivePolicy,
+  table: Table,
+  catalog: PolicyCatalog | undefined = facts.get(table),
+): Table | undefined {
+  if (!relationReadable(policy, table, catalog)) return undefined;
   const denied = deniedColumnsOf(policy, table);
   const hidesColumns = denied.size > 0;
-  const foreignKeys = table.foreignKeys.filter((fk) => foreignKeyVisible(policy, fk, denied));
-  if (!hidesColumns && foreignKeys.length === table.foreignKeys.length) return table;
+  const foreignKeys = table.foreignKeys.filter((fk) => foreignKeyVisible(policy, fk, denied, catalog));
+  // The planner's estimate counts every row, those the filter hides included.
+  const hidesCount = table.estimatedRows !== null && rowFiltersOf(policy, table).length > 0;
+  if (!hidesColumns && !hidesCount && foreignKeys.length === table.foreignKeys.length) return table;
   const columns: Column[] = table.columns.filter((c) => !denied.has(c.name));
   const names = new Set(columns.map((c) => c.name));
   // An index part that is not a plain visible column (an expression) may quote a denied column.
   const indexVisible = (index: UniqueIndex) => index.columns.every((c) => names.has(c));
   return {
     ...table,
+    ...(hidesCount ? { estimatedRows: null } : {}),
     columns,
     primaryKey: table.primaryKey.every((c) => names.has(c)) ? table.primaryKey : [],
     foreignKeys,
@@ -111,10 +211,12 @@ function foreignKeyVisible(
   policy: EffectivePolicy,
   fk: ForeignKey,
   denied: ReadonlyMap<string, string>,
+  catalog: PolicyCatalog | undefined,
 ): boolean {
   if (fk.columns.some((c) => denied.has(c))) return false;
   const target = { schema: fk.references.schema, name: fk.references.table };
-  if (!tableAllowed(policy, target)) return false;
+  // A key's target is a table (never a view): readable unless enforcement refuses it.
+  if (!relationReadable(policy, { ...target, kind: 'table' }, catalog)) return false;
   const deniedThere = deniedColumnsOf(policy, target);
   return !fk.references.columns.some((c) => deniedThere.has(c));
 }
@@ -138,8 +240,9 @@ export function visibleSchema(schema: Schema, policy: EffectivePolicy): Schema {
   let visible = byPolicy.get(key);
   if (!visible) {
     const tables: Table[] = [];
+    const catalog = facts.get(schema);
     for (const table of schema.tables) {
-      const seen = visibleTable(policy, table);
+      const seen = visibleTable(policy, table, catalog);
       if (seen) tables.push(seen);
     }
     visible = { ...schema, tables };

@@ -436,6 +436,22 @@ export async function checkPolicyFile(runtime: Runtime): Promise<Check | undefin
   const { user, team } = runtime.config;
   const policy = await runtime.policyFor(user, team !== undefined ? { team } : {});
   const mode = policy.rowsToModel ? '' : '; privacy mode (no result value reaches the model)';
+  const [{ dialectOfUrl }, { policyEngineProblem, restrictsData }] = await Promise.all([
+    import('../databases/open.js'),
+    import('../policy/types.js'),
+  ]);
+  const engine = runtime.config.databaseUrl
+    ? policyEngineProblem(dialectOfUrl(runtime.config.databaseUrl))
+    : undefined;
+  if (engine && restrictsData(policy))
+    return {
+      name: 'policy',
+      ok: false,
+      level: 'fail',
+      message: `The policy file ${status.path} restricts what ${user} reads, but ${engine}.`,
+      fix: 'point DATABASE_URL at PostgreSQL for users under a data policy, or drop their tables, deny_columns and rows rules',
+      code: 'config',
+    };
   return {
     name: 'policy',
     ok: true,

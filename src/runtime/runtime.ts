@@ -235,7 +235,16 @@ export class Runtime {
    */
   async catalog(): Promise<Schema> {
     const schemas = this.config.schemas;
-    return (await this.database()).introspect({ schemas: schemas.length ? schemas : undefined });
+    const db = await this.database();
+    const schema = await db.introspect({ schemas: schemas.length ? schemas : undefined });
+    // Under a data policy, each user's view of this catalog hides what enforcement refuses (views
+    // over restricted tables, …): that needs the catalog facts enforcement reads.
+    if ((this.config.policy || this.policyResolver) && db.dialect === 'postgres') {
+      const { attachPolicyFacts, policyCatalogCache } = await import('../databases/policed.js');
+      if (this.policyCatalogs?.db !== db) this.policyCatalogs = { db, cache: policyCatalogCache(db) };
+      await attachPolicyFacts(schema, this.policyCatalogs.cache);
+    }
+    return schema;
   }
 
   /**

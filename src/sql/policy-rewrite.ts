@@ -82,6 +82,57 @@ export const STATISTICS_RELATIONS: readonly string[] = [
   'pg_statistic_ext_data',
 ];
 
+/**
+ * Relations of `pg_catalog` whose rows count or size other tables' rows (`reltuples`,
+ * `n_live_tup`, block counts, a sequence's last value): under a row filter they tell how many rows
+ * exist beyond it.
+ */
+export const ROW_COUNT_RELATIONS: readonly string[] = [
+  'pg_class',
+  'pg_sequences',
+  ...['all', 'user', 'sys'].flatMap((k) => [
+    `pg_stat_${k}_tables`,
+    `pg_stat_xact_${k}_tables`,
+    `pg_statio_${k}_tables`,
+    `pg_stat_${k}_indexes`,
+    `pg_statio_${k}_indexes`,
+    `pg_statio_${k}_sequences`,
+  ]),
+  ...['analyze', 'vacuum', 'cluster', 'create_index', 'copy'].map((k) => `pg_stat_progress_${k}`),
+];
+
+/** Built-in functions that count or size a table's rows (by name; `pg_stat_get_*` as a family). */
+const ROW_COUNT_FUNCTIONS = new Set([
+  'pg_relation_size',
+  'pg_total_relation_size',
+  'pg_table_size',
+  'pg_indexes_size',
+  'pg_sequence_last_value',
+]);
+
+/** Refuses a statement that reads row counts or sizes of relations (see {@link ROW_COUNT_RELATIONS}). */
+function checkRowCounts(stmt: JsonObject, policy: EffectivePolicy, keys: readonly string[]): void {
+  const who = policyLabel(policy);
+  for (const key of keys)
+    if (key.startsWith('pg_catalog.') && ROW_COUNT_RELATIONS.includes(key.slice('pg_catalog.'.length)))
+      throw new Refusal(
+        'policy-statistics',
+        `refused: ${key} counts the rows of restricted tables, those the data policy (${who}) hides included; it is not available under the data policy`,
+        who,
+      );
+  walk(stmt, (key, node) => {
+    if (key !== 'FuncCall') return;
+    const parts = (Array.isArray(node.funcname) ? node.funcname : []).map(stringOf);
+    const name = parts[parts.length - 1]?.toLowerCase() ?? '';
+    if (ROW_COUNT_FUNCTIONS.has(name) || name.startsWith('pg_stat_get_'))
+      throw new Refusal(
+        'policy-statistics',
+        `refused: ${name} counts or sizes the rows of tables, those the data policy (${who}) hides included; it is not available under the data policy`,
+        who,
+      );
+  });
+}
+
 /** Schemas of the system: their relations are never policed, and never shadow-checked. */
 const SYSTEM_SCHEMAS = new Set(['pg_catalog', 'information_schema']);
 
@@ -168,6 +219,12 @@ function rewrite(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): 
   });
   const explain = 'ExplainStmt' in stmt;
   const refs = collectRelations(stmt, policy, catalog, view);
+  if (policy.rowFilters.size > 0)
+    checkRowCounts(
+      stmt,
+      policy,
+      refs.map((ref) => ref.key),
+    );
   // In text order: parameters are numbered, and the first offence reported, as they are written.
   const policedRefs = refs
     .filter((ref) => view.policed.has(ref.key))
