@@ -61,11 +61,12 @@ describe('runtime dependencies', () => {
   it('every one in package.json is imported by src/ or web/', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
     };
     const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'web'))];
     expect(files.map((file) => relative(ROOT, file))).toContain('src/main.ts');
     const missing = unimported(
-      Object.keys(pkg.dependencies ?? {}),
+      [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})],
       files.map((file) => readFileSync(file, 'utf8')),
     );
     expect(missing, 'move these to devDependencies or remove them').toEqual([]);
@@ -82,8 +83,13 @@ describe('runtime dependencies', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;
       devDependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
     };
-    const ranges = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(
+    const ranges = Object.entries({
+      ...pkg.dependencies,
+      ...pkg.devDependencies,
+      ...pkg.optionalDependencies,
+    }).filter(
       ([, version]) => !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version),
     );
     expect(ranges).toEqual([]);
