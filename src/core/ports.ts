@@ -168,10 +168,10 @@ export interface IntrospectOptions {
 }
 
 /**
- * The SQL dialects sqlrecall has connectors for: PostgreSQL (server and PGlite) and MySQL/MariaDB.
- * A new engine adds its name here, so code that switches on the dialect is checked for it.
+ * The SQL dialects sqlrecall has connectors for: PostgreSQL (server and PGlite), MySQL/MariaDB and
+ * SQLite. A new engine adds its name here, so code that switches on the dialect is checked for it.
  */
-export type DatabaseDialectName = 'postgres' | 'mysql';
+export type DatabaseDialectName = 'postgres' | 'mysql' | 'sqlite';
 
 /** A connection to the user's database. */
 export interface DatabaseConnector {

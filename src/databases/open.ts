@@ -1,7 +1,8 @@
 /**
  * Picks the engine from a `DATABASE_URL`: `postgres://` / `postgresql://` → a server through pg;
  * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite;
- * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2.
+ * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2; `sqlite:PATH` → an existing SQLite
+ * file through better-sqlite3 (optional dependency).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -22,6 +23,7 @@ export interface OpenDatabaseOptions {
 export type DatabaseTarget =
   | { engine: 'postgres'; url: string }
   | { engine: 'mysql'; url: string }
+  | { engine: 'sqlite'; url: string }
   | { engine: 'pglite'; dataDir: string | undefined };
 
 /**
@@ -32,6 +34,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   const trimmed = url.trim();
   if (/^postgres(ql)?:\/\//i.test(trimmed)) return { engine: 'postgres', url: trimmed };
   if (/^(mysql|mariadb):\/\//i.test(trimmed)) return { engine: 'mysql', url: trimmed };
+  if (/^sqlite:/i.test(trimmed)) return { engine: 'sqlite', url: trimmed };
   if (/^pglite:/i.test(trimmed)) {
     const rest = trimmed.slice('pglite:'.length).replace(/^\/\/(?=\/)/, '');
     if (rest === 'memory:' || rest === '' || rest === 'memory://')
@@ -40,7 +43,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   }
   throw new SqlrecallError(
     'config',
-    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql:// or mariadb:// (got "${maskUrl(trimmed)}").`,
+    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb:// or sqlite: (got "${maskUrl(trimmed)}").`,
     { details: { hint: 'Example: postgres://user@localhost:5432/shop or pglite:./shop-data' } },
   );
 }
@@ -76,6 +79,10 @@ export async function openDatabase(
   if (target.engine === 'mysql') {
     const { createMysqlConnector } = await import('./mysql/connector.js');
     return createMysqlConnector({ url: target.url, schemas: options.schemas });
+  }
+  if (target.engine === 'sqlite') {
+    const { createSqliteConnector } = await import('./sqlite/connector.js');
+    return createSqliteConnector({ url: target.url });
   }
   // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
   // started); a missing parent folder, though, is a mistyped path, and creating every folder on
@@ -114,4 +121,5 @@ const ENGINE_DIALECT: Record<DatabaseTarget['engine'], DatabaseDialectName> = {
   postgres: 'postgres',
   pglite: 'postgres',
   mysql: 'mysql',
+  sqlite: 'sqlite',
 };
