@@ -89,9 +89,7 @@ describe('runtime dependencies', () => {
       ...pkg.dependencies,
       ...pkg.devDependencies,
       ...pkg.optionalDependencies,
-    }).filter(
-      ([, version]) => !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version),
-    );
+    }).filter(([, version]) => !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version));
     expect(ranges).toEqual([]);
   });
 });
