@@ -116,7 +116,7 @@ export const sqliteEngine: ConformanceEngine = {
       sql: {
         values: {
           sql: `SELECT 9007199254740993 AS big, '12345678901234567890.12' AS exact_decimal, date('2024-01-05') AS day,
-                 datetime('2024-04-01 10:00:00') AS ts, json('{"a":1}') AS doc, x'DEADBEEF' AS bin, NULL AS nothing,
+                 datetime('2024-04-01 10:00:00') AS ts, json('{"a":1}') AS doc, x'DEADBEEF' AS bin, NULL AS no_value,
                  1.5 AS real_number`,
           expected: {
             big: '9007199254740993',
@@ -125,7 +125,7 @@ export const sqliteEngine: ConformanceEngine = {
             ts: '2024-04-01 10:00:00',
             doc: '{"a":1}',
             bin: '<binary 4 bytes>',
-            nothing: null,
+            no_value: null,
             real_number: 1.5,
           },
         },
