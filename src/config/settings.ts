@@ -69,8 +69,9 @@ const dbUrl = (z: ZodApi) =>
   z
     .string()
     .trim()
-    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^pglite:/i.test(v), {
-      error: 'expected a URL starting with postgres://, postgresql://, pglite:, mysql:// or mariadb://',
+    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^(pglite|sqlite):/i.test(v), {
+      error:
+        'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb:// or sqlite:',
     })
     .refine((v) => !/^postgres(ql)?:/i.test(v) || URL.canParse(v), { error: 'expected a valid URL' });
 
