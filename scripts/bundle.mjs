@@ -27,7 +27,12 @@ rmSync(outdir, { recursive: true, force: true }); // chunk names are content has
 await build({
   // The statement checker's worker thread is its own entry: the pool starts it from a file beside
   // the chunk that runs the pool (src/sql/check-pool.ts).
-  entryPoints: { main: 'dist/main.js', 'check-worker': 'dist/sql/check-worker.js' },
+  // The SQLite connector forks its child process from a file beside its own chunk, likewise.
+  entryPoints: {
+    main: 'dist/main.js',
+    'check-worker': 'dist/sql/check-worker.js',
+    'sqlite-worker': 'dist/databases/sqlite/sqlite-worker.js',
+  },
   outdir,
   bundle: true,
   splitting: true,
@@ -43,6 +48,8 @@ await build({
     '@electric-sql/pglite-pgvector',
     '@electric-sql/pglite-socket',
     'libpg-query',
+    // A native addon, and an optional dependency: loaded from node_modules when a sqlite: URL is opened.
+    'better-sqlite3',
     'pg',
     'pg-native',
     'pino',

@@ -66,7 +66,7 @@ describe('runtime dependencies', () => {
     const files = [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'web'))];
     expect(files.map((file) => relative(ROOT, file))).toContain('src/main.ts');
     const missing = unimported(
-      Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }),
+      [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})],
       files.map((file) => readFileSync(file, 'utf8')),
     );
     expect(missing, 'move these to devDependencies or remove them').toEqual([]);

@@ -83,9 +83,9 @@ const dbUrl = (z: ZodApi) =>
   z
     .string()
     .trim()
-    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^pglite:/i.test(v) || isDuckdbTarget(v), {
+    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^(pglite|sqlite):/i.test(v) || isDuckdbTarget(v), {
       error:
-        'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb:// or duckdb:, or a data file or folder',
+        'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb://, sqlite: or duckdb:, or a data file or folder',
     })
     .refine((v) => !/^postgres(ql)?:/i.test(v) || URL.canParse(v), { error: 'expected a valid URL' });
 

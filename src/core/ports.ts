@@ -169,9 +169,9 @@ export interface IntrospectOptions {
 
 /**
  * The SQL dialects sqlrecall has connectors for: PostgreSQL (server and PGlite), MySQL/MariaDB and
- * DuckDB. A new engine adds its name here, so code that switches on the dialect is checked for it.
+ * DuckDB and SQLite. A new engine adds its name here, so code that switches on the dialect is checked for it.
  */
-export type DatabaseDialectName = 'postgres' | 'mysql' | 'duckdb';
+export type DatabaseDialectName = 'postgres' | 'mysql' | 'sqlite' | 'duckdb';
 
 /** A connection to the user's database. */
 export interface DatabaseConnector {

@@ -28,7 +28,7 @@ describe('parseDatabaseUrl', () => {
     });
   });
 
-  it.each(['sqlite://root:topsecret@db/shop', 'sqlite:file.db', 'shop', '', 'postgres:/h/db'])(
+  it.each(['oracle://root:topsecret@db/shop', 'mssql:file.db', 'shop', '', 'postgres:/h/db'])(
     'refuses %j with a masked config error',
     (url) => {
       let caught: unknown;
@@ -40,7 +40,7 @@ describe('parseDatabaseUrl', () => {
       expect(caught).toBeInstanceOf(SqlrecallError);
       expect((caught as SqlrecallError).code).toBe('config');
       expect((caught as SqlrecallError).message).toMatch(
-        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/, pglite:, mysql:\/\/, mariadb:\/\/ or duckdb:, or name a data file or folder /,
+        /^DATABASE_URL must start with postgres:\/\/, postgresql:\/\/, pglite:, mysql:\/\/, mariadb:\/\/, sqlite: or duckdb:, or name a data file or folder /,
       );
       expect((caught as SqlrecallError).message).not.toContain('topsecret');
     },

@@ -1,7 +1,8 @@
 /**
  * Picks the engine from a `DATABASE_URL`: `postgres://` / `postgresql://` → a server through pg;
  * `pglite:DIR` (relative or absolute path) or `pglite:memory:` → embedded PGlite;
- * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2; `duckdb:PATH`, or a plain path to a
+ * `mysql://` / `mariadb://` → MySQL or MariaDB through mysql2; `sqlite:PATH` → an existing SQLite
+ * file through better-sqlite3 (optional dependency); `duckdb:PATH`, or a plain path to a
  * `.duckdb` file, a CSV/TSV/Parquet/JSON file or a folder of them → DuckDB (`duckdb/url.ts`).
  */
 import { existsSync } from 'node:fs';
@@ -24,6 +25,7 @@ export interface OpenDatabaseOptions {
 export type DatabaseTarget =
   | { engine: 'postgres'; url: string }
   | { engine: 'mysql'; url: string }
+  | { engine: 'sqlite'; url: string }
   | { engine: 'pglite'; dataDir: string | undefined }
   | { engine: 'duckdb'; path: string };
 
@@ -35,6 +37,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   const trimmed = url.trim();
   if (/^postgres(ql)?:\/\//i.test(trimmed)) return { engine: 'postgres', url: trimmed };
   if (/^(mysql|mariadb):\/\//i.test(trimmed)) return { engine: 'mysql', url: trimmed };
+  if (/^sqlite:/i.test(trimmed)) return { engine: 'sqlite', url: trimmed };
   if (/^pglite:/i.test(trimmed)) {
     const rest = trimmed.slice('pglite:'.length).replace(/^\/\/(?=\/)/, '');
     if (rest === 'memory:' || rest === '' || rest === 'memory://')
@@ -45,10 +48,10 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (duckdbPath !== undefined) return { engine: 'duckdb', path: duckdbPath };
   throw new SqlrecallError(
     'config',
-    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb:// or duckdb:, or name a data file or folder (got "${maskUrl(trimmed)}").`,
+    `DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb://, sqlite: or duckdb:, or name a data file or folder (got "${maskUrl(trimmed)}").`,
     {
       details: {
-        hint: 'Example: postgres://user@localhost:5432/shop, pglite:./shop-data, duckdb:./sales.duckdb or ./exports/ (a folder of CSV/Parquet files)',
+        hint: 'Example: postgres://user@localhost:5432/shop, pglite:./shop-data, sqlite:./app.db, duckdb:./sales.duckdb or ./exports/ (a folder of CSV/Parquet files)',
       },
     },
   );
@@ -90,6 +93,10 @@ export async function openDatabase(
     const { createDuckdbConnector } = await import('./duckdb/connector.js');
     return createDuckdbConnector({ path: target.path, schemas: options.schemas });
   }
+  if (target.engine === 'sqlite') {
+    const { createSqliteConnector } = await import('./sqlite/connector.js');
+    return createSqliteConnector({ url: target.url });
+  }
   // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
   // started); a missing parent folder, though, is a mistyped path, and creating every folder on
   // the way would scatter empty databases over the disk.
@@ -128,4 +135,5 @@ const ENGINE_DIALECT: Record<DatabaseTarget['engine'], DatabaseDialectName> = {
   pglite: 'postgres',
   mysql: 'mysql',
   duckdb: 'duckdb',
+  sqlite: 'sqlite',
 };

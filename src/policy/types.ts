@@ -90,4 +90,6 @@ export function policyEngineProblem(dialect: DatabaseDialectName): string | unde
 
 const ENGINE_NAMES: Readonly<Record<Exclude<DatabaseDialectName, 'postgres'>, string>> = {
   mysql: 'MySQL/MariaDB',
+  sqlite: 'SQLite',
+  duckdb: 'DuckDB',
 };

@@ -10,6 +10,7 @@ import { guardSqlOffThread } from './check-pool.js';
 import { guardDuckdbSql } from './duckdb/guard.js';
 import type { GuardOptions, GuardVerdict } from './guard.js';
 import { guardMysqlSql } from './mysql/guard.js';
+import { guardSqliteSql } from './sqlite/guard.js';
 
 /** One dialect's wording and checks; see the module comment. */
 export interface DialectProfile {
@@ -87,11 +88,28 @@ const DUCKDB: DialectProfile = {
       : guardDuckdbSql(sql),
 };
 
+const SQLITE: DialectProfile = {
+  name: 'sqlite',
+  label: 'SQLite',
+  promptMarker: 'You translate questions into one SQLite query.',
+  promptHabits: [
+    'The database is SQLite: quote identifiers with double quotes; LIKE is already case-insensitive for ASCII (there is no ILIKE); CAST(x AS type), not ::; dates are text, use date(), datetime(), strftime() and julianday() (no date_trunc, no INTERVAL, no EXTRACT); concatenate with ||; LIMIT n OFFSET m.',
+  ],
+  parseRepairHint:
+    "This is SQLite: identifiers in double quotes, strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (LIKE ignores ASCII case), no date_trunc/EXTRACT/INTERVAL (use strftime('%Y-%m', d), date(d, '-7 days'), julianday(a) - julianday(b)), no NOW() (use date('now')), || to concatenate.",
+  valueHints: false,
+  guard: async (sql, options) =>
+    options.allowTables && options.allowTables.length > 0
+      ? allowlistUnsupported('SQLite')
+      : guardSqliteSql(sql),
+};
+
 /** Every dialect's profile, by {@link DatabaseDialectName}. */
 export const DIALECTS: Readonly<Record<DatabaseDialectName, DialectProfile>> = {
   postgres: POSTGRES,
   mysql: MYSQL,
   duckdb: DUCKDB,
+  sqlite: SQLITE,
 };
 
 /** The profile of `dialect` (PostgreSQL when undefined: the default engine). */

@@ -106,7 +106,22 @@ export async function checkIdentifiers(
   }
   unknown.push(...offPathTables(report.relations, options.searchPath));
   unknown.push(...specialNames(stmt, report.relations));
-  return { ok: unknown.length === 0, unknown };
+  const reported = schema.dialect === 'sqlite' ? unknown.filter(notSqliteName(schema)) : unknown;
+  return { ok: reported.length === 0, unknown: reported };
+}
+
+/**
+ * SQLite matches every name without regard to case, quoted or not, and gives each table the
+ * implicit columns `rowid`, `oid` and `_rowid_`: the PostgreSQL reading of a name it reports unknown
+ * may still be one SQLite finds. Such names are left to the database rather than "corrected".
+ */
+function notSqliteName(schema: Schema): (entry: UnknownIdentifier) => boolean {
+  const names = new Set(['rowid', 'oid', '_rowid_']);
+  for (const table of schema.tables) {
+    names.add(table.name.toLowerCase());
+    for (const column of table.columns) names.add(column.name.toLowerCase());
+  }
+  return (entry) => !names.has(entry.name.toLowerCase());
 }
 
 /**

@@ -8,6 +8,7 @@ import type { ConformanceEngine } from './engine.js';
 import { mariadbEngine } from './mariadb.js';
 import { pgliteEngine } from './pglite.js';
 import { postgresEngine } from './postgres.js';
+import { sqliteEngine } from './sqlite.js';
 
 /** Every engine the suite covers. */
 export const CONFORMANCE_ENGINES: readonly ConformanceEngine[] = [
@@ -15,5 +16,5 @@ export const CONFORMANCE_ENGINES: readonly ConformanceEngine[] = [
   pgliteEngine,
   mariadbEngine,
   duckdbEngine,
-  // sqliteEngine (./sqlite.js) joins the list here.
+  sqliteEngine,
 ];
