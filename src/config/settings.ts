@@ -218,7 +218,9 @@ export const SETTINGS = {
     schema: (z) =>
       commaList(
         z,
-        /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/,
+        // A part is a "quoted" name or a plain identifier (letters, digits, _ and $); `*` only
+        // as the table of schema.*: anything else could never match a table, so it is a typo.
+        /^("(?:[^"]|"")+"|[\p{L}\p{N}_$]+)(\.("(?:[^"]|"")+"|[\p{L}\p{N}_$]+|\*))?$/u,
         'expected schema.table, schema.* or table names, comma-separated',
       ),
     default: '',

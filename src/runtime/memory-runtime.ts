@@ -136,9 +136,11 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
     let dimensionKnown = true;
+    let probeError: unknown;
     try {
       embedding = { model: config.embedModel, dimensions: await probed };
     } catch (error) {
+      probeError = error;
       const queue = options.queueWhenDown === true && isSqlrecallError(error, 'model_unreachable');
       if (!options.allowWithoutEmbeddings && !queue) throw error;
       const recorded = await store.embeddingInfo();
@@ -161,7 +163,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     const table = parseThresholdTable(config.memoryThresholds) ?? {};
     const service = new MemoryService({
       store,
-      embedder: canEmbed ? embedder : unavailableEmbedder(config),
+      embedder: canEmbed ? embedder : unavailableEmbedder(config, probeError),
       chat: options.chat,
       thresholds: thresholdsFor(config.embedModel, table),
       maxFacts: config.memoryMaxFacts,
@@ -176,16 +178,22 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
   }
 }
 
-/** An embedder that explains why it cannot embed (the model server or model is unavailable). */
-function unavailableEmbedder(config: Config): EmbeddingModel {
+/**
+ * An embedder that explains why it cannot embed. A server that could not be reached is reported as
+ * such (the probe's own `model_unreachable`: which URL, what to check), never as a missing model;
+ * otherwise the embedding model is not available on a server that answers.
+ */
+function unavailableEmbedder(config: Config, probeError?: unknown): EmbeddingModel {
   const provider = modelProviderFor(config);
   const fail = () =>
     Promise.reject(
-      new SqlrecallError(
-        'model_unreachable',
-        `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
-        { details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` } },
-      ),
+      isSqlrecallError(probeError, 'model_unreachable')
+        ? probeError
+        : new SqlrecallError(
+            'model_unreachable',
+            `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
+            { details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` } },
+          ),
     );
   return { id: config.embedModel, dimensions: fail, embed: fail };
 }
