@@ -6,7 +6,7 @@
  * too; this module gives it the configured limits and the user's database, and shapes the result
  * document the CLI and MCP print.
  */
-import { type ErrorDocument, errorDocument } from './error-document.js';
+
 import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { StatementListener } from '../core/audit.js';
@@ -16,6 +16,7 @@ import { dialectOfUrl } from '../databases/open.js';
 import type { EffectivePolicy } from '../policy/types.js';
 import { visibleSchema } from '../policy/visibility.js';
 import { type ChartSpec, chartFor } from './chart.js';
+import { type ErrorDocument, errorDocument } from './error-document.js';
 
 /** The configured limits every user statement runs under. */
 export interface SqlLimits {

@@ -96,7 +96,11 @@ export async function openDatabase(
     throw new SqlrecallError(
       'config',
       `There is no database at ${target.dataDir}: give the folder of an existing embedded database, or create the demo shop with \`sqlrecall demo\`.`,
-      { details: { hint: 'pglite:DIR names an existing folder (an empty one starts a new database); a server is postgres://…' } },
+      {
+        details: {
+          hint: 'pglite:DIR names an existing folder (an empty one starts a new database); a server is postgres://…',
+        },
+      },
     );
   const { createPgliteConnector } = await import('./pglite/connector.js');
   return createPgliteConnector({ dataDir: target.dataDir, schemas: options.schemas });

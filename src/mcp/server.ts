@@ -304,7 +304,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         if (signal.aborted) throw error;
         const err = toSqlrecallError(error);
         log(`mcp: sql failed: ${err.code}: ${redactSecrets(err.message)}`);
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify(sqlFailureDocument(args.sql, err)) }] };
+        return {
+          isError: true,
+          content: [{ type: 'text', text: JSON.stringify(sqlFailureDocument(args.sql, err)) }],
+        };
       }
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),

@@ -192,7 +192,9 @@ function unavailableEmbedder(config: Config, probeError?: unknown): EmbeddingMod
         : new SqlrecallError(
             'model_unreachable',
             `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
-            { details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` } },
+            {
+              details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` },
+            },
           ),
     );
   return { id: config.embedModel, dimensions: fail, embed: fail };

@@ -178,9 +178,7 @@ export async function answerQuestion(
     spinner.stop();
     if (answering) io.stdout.write('\n');
     // Ctrl-C (or a closed caller): say what was stopped, in place of the stopped call's own error.
-    const err = options.signal?.aborted
-      ? cancelledError(error, progress.stage())
-      : toSqlrecallError(error);
+    const err = options.signal?.aborted ? cancelledError(error, progress.stage()) : toSqlrecallError(error);
     printError(io, err);
     if (options.json) printJson(io, progress.failed(err));
     return err.exitCode;

@@ -167,7 +167,11 @@ export async function* readChatStream(
         // The connection dropped mid-reply (a crashed or restarted server): a cut reply, not an
         // unreachable server. An abort is the caller's own and passes unchanged.
         if ((error as { name?: unknown } | null)?.name === 'AbortError') throw error;
-        throw new ChatStreamError(`the connection closed mid-reply (${closeReason(error)})`, 'cut', reply.text);
+        throw new ChatStreamError(
+          `the connection closed mid-reply (${closeReason(error)})`,
+          'cut',
+          reply.text,
+        );
       });
       if (ended) break;
       parser.feed(decoder.decode(value, { stream: true }));
