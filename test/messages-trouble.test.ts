@@ -88,10 +88,10 @@ describe('messages when things go wrong', () => {
   }, 60_000);
 
   it.each([
-    ['dropped with the reply', { after: 'destroy' as const }],
-    ['dropped mid-reply', { after: 'destroy' as const, pause: true }],
-    ['ended without its completion signal', { after: 'end' as const }],
-  ])(
+    ['dropped with the reply', { after: 'destroy', pause: false }],
+    ['dropped mid-reply', { after: 'destroy', pause: true }],
+    ['ended without its completion signal', { after: 'end', pause: false }],
+  ] as const)(
     '/v1: a reply stream %s is a cut reply, not an unreachable server, and nothing runs',
     async (_what, how) => {
       const cut = sseReply('llama.cpp', { content: ['SELECT count(*) ', 'FROM'], complete: false });
@@ -185,7 +185,7 @@ describe('messages when things go wrong', () => {
 
   it('doctor: a port fetch never connects to is not "bad port"; a closed one says nothing answers', async () => {
     for (const blocked of [
-      { OLLAMA_HOST: 'http://127.0.0.1:9' },
+      { OLLAMA_HOST: 'http://127.0.0.1:9' } as Record<string, string>,
       {
         SQLRECALL_PROVIDER: 'openai',
         SQLRECALL_BASE_URL: 'http://127.0.0.1:9/v1',
