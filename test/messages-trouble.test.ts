@@ -77,7 +77,7 @@ describe('messages when things go wrong', () => {
     const { error } = JSON.parse(run.stdout);
     expect(error.code).toBe('model_unreachable');
     expect(error.message).toContain(
-      `Cannot reach Ollama at ${url}: connection refused (nothing answers there)`,
+      `Cannot reach Ollama at ${url}: connection refused; nothing answers there`,
     );
     expect(error.message).not.toMatch(/embedding model .* is not available/);
     expect(error.hint).toMatch(/^ollama serve/);
@@ -200,7 +200,7 @@ describe('messages when things go wrong', () => {
     const down = await runCliInProcess(['doctor'], { env: { ...env, OLLAMA_HOST: url } });
     expect(down.code).toBe(5);
     expect(down.stdout).toContain(
-      `Cannot reach Ollama at ${url}: connection refused (nothing answers there)`,
+      `Cannot reach Ollama at ${url}: connection refused; nothing answers there`,
     );
   }, 60_000);
 

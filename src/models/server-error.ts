@@ -72,7 +72,7 @@ export function blockedPortReason(error: unknown, url: string): string | undefin
       } catch {
         // the URL was checked when the settings were read; keep the general words
       }
-      return `${port} is one Node's fetch never connects to (a port reserved for another protocol), so nothing was sent; run the model server on another port and point the URL at it`;
+      return `${port} is one Node's fetch never connects to, being reserved for another protocol, so nothing was sent; run the model server on another port and point the URL at it`;
     }
     current = (current as Error & { cause?: unknown }).cause;
   }

@@ -164,7 +164,7 @@ export function mapOllamaError(error: unknown, context: OllamaErrorContext): unk
   const blocked = blockedPortReason(error, url);
   const found = networkReason(error);
   const reason =
-    blocked ?? (found === 'connection refused' ? 'connection refused (nothing answers there)' : found);
+    blocked ?? (found === 'connection refused' ? 'connection refused; nothing answers there' : found);
   if (reason) {
     const advice = blocked
       ? 'Ollama listens on 11434 unless told otherwise.'

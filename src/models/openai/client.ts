@@ -282,7 +282,7 @@ export function mapOpenAiError(error: unknown, context: OpenAiErrorContext): unk
       error instanceof OpenAI.APIConnectionTimeoutError
         ? 'timed out'
         : (blockedPortReason(error, url) ??
-          (found === 'connection refused' ? 'connection refused (nothing answers there)' : found) ??
+          (found === 'connection refused' ? 'connection refused; nothing answers there' : found) ??
           innermostMessage(error));
     return new SqlrecallError(
       'model_unreachable',
