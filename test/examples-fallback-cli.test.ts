@@ -113,14 +113,16 @@ describe('answers without the model through the CLI (demo shop)', () => {
     expect(t.rows.map((r: unknown[]) => [r[priceAt]])).toEqual(expected);
   }, 60_000);
 
-  it("a rule answer that would skip the user's standing preference is refused, naming it", async () => {
+  it("a rule answer that would skip the user's standing preference is refused, naming it by id", async () => {
     const run = await runCliInProcess(
       ['ask', '--json', '--no-model', '--user', 'meera', 'how many customers are there?'],
       { env },
     );
     expect(run.code).toBe(5);
     const doc = JSON.parse(run.stdout);
-    expect(doc.error.message).toContain('always show customers from India');
+    // Named by its id: an error never carries what a memory says.
+    expect(doc.error.message).toMatch(/standing preference \[[0-9a-f]{8}\]/);
+    expect(run.stdout + run.stderr).not.toContain('always show customers from India');
     // a table the preference does not cover is still answered
     const products = await runCliInProcess(
       ['ask', '--json', '--no-model', '--user', 'meera', 'how many products are there?'],

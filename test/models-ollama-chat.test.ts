@@ -110,7 +110,7 @@ describe('Ollama chat model against the scripted server', () => {
     );
     expect(error.code).toBe('model_unreachable');
     expect(error.message).toBe(
-      `Cannot reach Ollama at http://127.0.0.1:${port}: connection refused. Start it with \`ollama serve\`.`,
+      `Cannot reach Ollama at http://127.0.0.1:${port}: connection refused; nothing answers there. Start it with \`ollama serve\`, or check the host and port in OLLAMA_HOST.`,
     );
     expect(error.message).not.toMatch(/\n|\bat .*\(|node:internal/);
     expect(error.details).toMatchObject({ url: `http://127.0.0.1:${port}`, retryable: true });

@@ -3,7 +3,7 @@
  * (truncated with `max_bytes`, or `result_too_large` when not even one row fits), on both engines
  * and through `sql --json`; a busy pool is `db_busy`, distinct from an unreachable database.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,8 @@ describe('sql --json under a byte budget', () => {
   let home: string;
   beforeAll(() => {
     home = mkdtempSync(join(tmpdir(), 'sqlrecall-bounded-'));
+    // An existing empty folder starts a new embedded database (a missing one is refused).
+    mkdirSync(join(home, 'db'));
   });
   afterAll(() => {
     rmSync(home, { recursive: true, force: true });

@@ -84,10 +84,16 @@ export interface FallbackBlocked {
   preferences: { id: string; text: string }[];
 }
 
-/** The sentence saying which preferences stopped an answer without the model. */
+/**
+ * The sentence saying which preferences stopped an answer without the model, by short id only: an
+ * error message reaches logs and other front ends, so it never carries what a memory says
+ * (`sqlrecall memory show ID` does, to its owner).
+ */
 export function blockedText(blocked: FallbackBlocked): string {
-  const list = blocked.preferences.map((p) => `"${p.text}" [${p.id.slice(0, 8)}]`).join(', ');
-  return `your standing preference${blocked.preferences.length > 1 ? 's' : ''} ${list} appl${blocked.preferences.length > 1 ? 'y' : 'ies'} to this question, and an answer without the model cannot apply ${blocked.preferences.length > 1 ? 'them' : 'it'}`;
+  const many = blocked.preferences.length > 1;
+  const ids = blocked.preferences.map((p) => `[${p.id.slice(0, 8)}]`).join(', ');
+  const first = blocked.preferences[0]?.id.slice(0, 8) ?? 'ID';
+  return `your standing preference${many ? 's' : ''} ${ids} appl${many ? 'y' : 'ies'} to this question, and an answer without the model cannot apply ${many ? 'them' : 'it'} (\`sqlrecall memory show ${first}\` shows ${many ? 'each' : 'it'})`;
 }
 
 /** The hint shown when the model is needed (exit 5). */
@@ -114,7 +120,7 @@ export function modelNeededError(
       cause,
       details: {
         ...cause.details,
-        ...(blocked ? { preferences: blocked.preferences } : {}),
+        ...(blocked ? { preferences: blocked.preferences.map((p) => ({ id: p.id })) } : {}),
         // Always say how to start the model, whichever model call failed first.
         hint:
           typeof cause.details.hint === 'string' && cause.details.hint.includes(startHint.split(' (')[0]!)
@@ -131,7 +137,7 @@ export function modelNeededError(
       details: {
         hint: startHint,
         retryable: true,
-        ...(blocked ? { preferences: blocked.preferences } : {}),
+        ...(blocked ? { preferences: blocked.preferences.map((p) => ({ id: p.id })) } : {}),
       },
     },
   );

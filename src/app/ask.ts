@@ -37,14 +37,18 @@ export type AskDocument = {
   attempts: Attempt[];
   /** A chart that fits the rows (a bar or line chart), or null. */
   chart: ChartSpec | null;
-  /** question | instruction | both | command | neither (with memory on). */
-  kind?: MessageKind;
+  /**
+   * question | instruction | both | command | neither; null when the message was not classified
+   * (memory off, or answered without the model). Always present, so every front end prints the
+   * same fields.
+   */
+  kind: MessageKind | null;
   /** Changes this message made to the user's memories. */
   remembered?: MemoryChange[];
   /** Facts that could not be read or stored (never dropped silently). */
   memoryProblems?: string[];
-  /** The conversation of this turn (a follow-up passes it back). */
-  conversationId?: string;
+  /** The conversation of this turn (a follow-up passes it back); null when none is kept (memory off). */
+  conversationId: string | null;
   /** Set when this database has no data for the question: the model's reason (possibly ''). */
   unanswerable?: string;
   /** Set when the answer was made without the model: `example` or `rules`. */
@@ -76,10 +80,10 @@ export function askDocument(outcome: AskOutcome): AskDocument {
     ...(outcome.setAsideMemories !== undefined ? { setAsideMemories: outcome.setAsideMemories } : {}),
     attempts: outcome.attempts,
     chart: chartFor(result),
-    ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
+    kind: outcome.kind ?? null,
     ...(outcome.remembered !== undefined ? { remembered: outcome.remembered } : {}),
     ...(outcome.memoryProblems !== undefined ? { memoryProblems: outcome.memoryProblems } : {}),
-    ...(outcome.conversationId !== undefined ? { conversationId: outcome.conversationId } : {}),
+    conversationId: outcome.conversationId ?? null,
     ...(outcome.unanswerable !== undefined ? { unanswerable: outcome.unanswerable } : {}),
     ...(outcome.path !== undefined ? { path: outcome.path } : {}),
     ...(outcome.exampleId !== undefined ? { exampleId: outcome.exampleId } : {}),
@@ -189,9 +193,24 @@ export class AskProgress {
     };
   }
 
+  /** What runs after the last step seen (see {@link stage}). */
+  private running: 'model' | 'statement' | 'answer' = 'model';
+
+  /**
+   * What was running when the message stopped: `model` (writing or repairing SQL; nothing ran),
+   * `statement` (a statement given, its rows not yet back), `answer` (rows back, answer writing).
+   */
+  stage(): 'model' | 'statement' | 'answer' {
+    return this.running;
+  }
+
   /** Records what one step says. */
   see(step: Step): void {
     const o = this.outcome;
+    // A repair asks the model again; a statement runs after `sql` until its rows come.
+    if (step.type === 'sql') this.running = 'statement';
+    else if (step.type === 'retried') this.running = 'model';
+    else if (step.type === 'rows') this.running = 'answer';
     if (step.type === 'sql') o.sql = step.sql;
     else if (step.type === 'rows') o.result = step.result;
     else if (step.type === 'answer' || step.type === 'reply') o.answer = step.text;

@@ -6,6 +6,7 @@
  * too; this module gives it the configured limits and the user's database, and shapes the result
  * document the CLI and MCP print.
  */
+
 import { runCheckedSql } from '../agent/run-sql.js';
 import type { Config } from '../config/config.js';
 import type { StatementListener } from '../core/audit.js';
@@ -15,6 +16,7 @@ import { dialectOfUrl } from '../databases/open.js';
 import type { EffectivePolicy } from '../policy/types.js';
 import { visibleSchema } from '../policy/visibility.js';
 import { type ChartSpec, chartFor } from './chart.js';
+import { type ErrorDocument, errorDocument } from './error-document.js';
 
 /** The configured limits every user statement runs under. */
 export interface SqlLimits {
@@ -170,4 +172,16 @@ export function sqlDocument(run: SqlRun): SqlDocument {
     ...(result.truncatedReason !== undefined ? { truncatedReason: result.truncatedReason } : {}),
     chart: chartFor(result),
   };
+}
+
+/**
+ * The document of a statement that was refused or failed, the same on every front end
+ * (`sql --json`, `POST /api/sql`, the MCP `sql` tool): the statement as given, so a script sees
+ * what was refused, and the {@link ErrorDocument}.
+ */
+export type SqlFailureDocument = { sql: string; error: ErrorDocument };
+
+/** The {@link SqlFailureDocument} of `sql` and what it failed with. */
+export function sqlFailureDocument(sql: string, error: unknown): SqlFailureDocument {
+  return { sql, error: errorDocument(error) };
 }

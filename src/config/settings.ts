@@ -83,10 +83,13 @@ const dbUrl = (z: ZodApi) =>
   z
     .string()
     .trim()
-    .refine((v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^(pglite|sqlite):/i.test(v) || isDuckdbTarget(v), {
-      error:
-        'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb://, sqlite: or duckdb:, or a data file or folder',
-    })
+    .refine(
+      (v) => /^(postgres|postgresql|mysql|mariadb):\/\/|^(pglite|sqlite):/i.test(v) || isDuckdbTarget(v),
+      {
+        error:
+          'expected a URL starting with postgres://, postgresql://, pglite:, mysql://, mariadb://, sqlite: or duckdb:, or a data file or folder',
+      },
+    )
     .refine((v) => !/^postgres(ql)?:/i.test(v) || URL.canParse(v), { error: 'expected a valid URL' });
 
 const httpUrl = (z: ZodApi) =>
@@ -233,7 +236,9 @@ export const SETTINGS = {
     schema: (z) =>
       commaList(
         z,
-        /^("[^"]+"|[^".\s]+)(\.("[^"]+"|[^".\s]+))?$/,
+        // A part is a "quoted" name or a plain identifier (letters, digits, _ and $); `*` only
+        // as the table of schema.*: anything else could never match a table, so it is a typo.
+        /^("(?:[^"]|"")+"|[\p{L}\p{N}_$]+)(\.("(?:[^"]|"")+"|[\p{L}\p{N}_$]+|\*))?$/u,
         'expected schema.table, schema.* or table names, comma-separated',
       ),
     default: '',

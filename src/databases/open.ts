@@ -70,7 +70,7 @@ function expandHome(path: string): string {
 /**
  * Opens a connector for `url` (lazily: nothing connects until the first call; use `ping()` to
  * check). Drivers load on demand, so a pg-only user never loads the PGlite WASM.
- * @throws SqlrecallError `config` for an unsupported scheme, or a `pglite:` folder whose parent folder does not exist
+ * @throws SqlrecallError `config` for an unsupported scheme, or a `pglite:` folder that does not exist
  */
 export async function openDatabase(
   url: string,
@@ -97,9 +97,8 @@ export async function openDatabase(
     const { createSqliteConnector } = await import('./sqlite/connector.js');
     return createSqliteConnector({ url: target.url });
   }
-  // `pglite:DIR` creates a new database in DIR when DIR is missing (how an embedded database is
-  // started); a missing parent folder, though, is a mistyped path, and creating every folder on
-  // the way would scatter empty databases over the disk.
+  // A missing parent folder is a mistyped path: creating every folder on the way would scatter
+  // empty databases over the disk.
   if (target.dataDir !== undefined && !existsSync(target.dataDir) && !existsSync(dirname(target.dataDir)))
     throw new SqlrecallError(
       'config',
@@ -107,6 +106,19 @@ export async function openDatabase(
       {
         details: {
           hint: 'Give the folder of an existing embedded database (pglite:DIR), a postgres:// URL, or create the demo shop with `sqlrecall demo`.',
+        },
+      },
+    );
+  // A missing folder under an existing parent is refused too: a mistyped path must not quietly
+  // become an empty database that answers every question with "no such table". Databases are
+  // created by `sqlrecall demo` (or in a folder the user made).
+  if (target.dataDir !== undefined && !existsSync(target.dataDir))
+    throw new SqlrecallError(
+      'config',
+      `There is no database at ${target.dataDir}: give the folder of an existing embedded database, or create the demo shop with \`sqlrecall demo\`.`,
+      {
+        details: {
+          hint: 'pglite:DIR names an existing folder (an empty one starts a new database); a server is postgres://…',
         },
       },
     );

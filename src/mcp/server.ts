@@ -25,7 +25,7 @@ import {
   searchMemories,
   showMemory,
 } from '../app/memory.js';
-import { runSql, sqlDocument, sqlRuntimeOf } from '../app/run-sql.js';
+import { runSql, sqlDocument, sqlFailureDocument, sqlRuntimeOf } from '../app/run-sql.js';
 import { readSchema, schemaText } from '../app/schema.js';
 import { schemaContext } from '../app/schema-context.js';
 import type { Config } from '../config/config.js';
@@ -286,17 +286,29 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
-      const run = await runSql(
-        {
-          sql: args.sql,
-          signal,
-          user: config.user,
-          ...(config.team !== undefined ? { team: config.team } : {}),
-          policy: await policyOf(runtime),
-          onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp' }),
-        },
-        sqlRuntimeOf(runtime),
-      );
+      let run: Awaited<ReturnType<typeof runSql>>;
+      try {
+        run = await runSql(
+          {
+            sql: args.sql,
+            signal,
+            user: config.user,
+            ...(config.team !== undefined ? { team: config.team } : {}),
+            policy: await policyOf(runtime),
+            onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp' }),
+          },
+          sqlRuntimeOf(runtime),
+        );
+      } catch (error) {
+        // The failure document of every front end (the statement with its error), as a tool error.
+        if (signal.aborted) throw error;
+        const err = toSqlrecallError(error);
+        log(`mcp: sql failed: ${err.code}: ${redactSecrets(err.message)}`);
+        return {
+          isError: true,
+          content: [{ type: 'text', text: JSON.stringify(sqlFailureDocument(args.sql, err)) }],
+        };
+      }
       return textResult(boundedJson(sqlDocument(run), maxBytes));
     }),
   );

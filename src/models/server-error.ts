@@ -55,3 +55,26 @@ export function serverErrorMessageOfText(body: string): string | undefined {
     return text(body);
   }
 }
+
+/**
+ * The reason for a request `fetch` refused to send because the URL's port is on the Fetch
+ * standard's list of blocked ports (9, 25, 6000, …; undici says only "bad port"): no connection
+ * was tried, so it is neither "connection refused" nor a server problem. Undefined for any other
+ * error.
+ */
+export function blockedPortReason(error: unknown, url: string): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
+    if (/^bad port$/i.test(current.message.trim())) {
+      let port = 'this port';
+      try {
+        port = `port ${new URL(url).port || 'in the URL'}`;
+      } catch {
+        // the URL was checked when the settings were read; keep the general words
+      }
+      return `${port} is one Node's fetch never connects to, being reserved for another protocol, so nothing was sent; run the model server on another port and point the URL at it`;
+    }
+    current = (current as Error & { cause?: unknown }).cause;
+  }
+  return undefined;
+}

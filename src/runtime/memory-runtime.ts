@@ -163,9 +163,11 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     let embedding: EmbeddingInfo = { model: config.embedModel, dimensions: 0 };
     let canEmbed = true;
     let dimensionKnown = true;
+    let probeError: unknown;
     try {
       embedding = { model: config.embedModel, dimensions: await probed };
     } catch (error) {
+      probeError = error;
       const queue = options.queueWhenDown === true && isSqlrecallError(error, 'model_unreachable');
       if (!options.allowWithoutEmbeddings && !queue) throw error;
       const recorded = await store.embeddingInfo();
@@ -194,6 +196,7 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
       store,
       embedder,
       state: { canEmbed, embedding, recoverable },
+      probeError,
       afterMs: options.reprobeAfterMs ?? DEFAULT_REPROBE_AFTER_MS,
       log: options.log,
       applyQueue: async () =>
@@ -246,12 +249,14 @@ function embeddingRecovery(input: {
   store: SqlMemoryStore;
   embedder: EmbeddingModel;
   state: RecoveryState;
+  /** Why the first probe failed (reported until a later probe says otherwise). */
+  probeError?: unknown;
   afterMs: number;
   log?: (message: string, details: Record<string, unknown>) => void;
   applyQueue: () => Promise<{ applied: number; failed: number }>;
 }) {
   const { config, store, embedder, state } = input;
-  const unavailable = unavailableEmbedder(config);
+  let unavailable = unavailableEmbedder(config, input.probeError);
   let lastProbe = Date.now();
   let probing: Promise<boolean> | undefined;
   let applying: Promise<{ applied: number; failed: number }> = Promise.resolve({ applied: 0, failed: 0 });
@@ -273,6 +278,7 @@ function embeddingRecovery(input: {
     } catch (error) {
       // Another model than the store's needs `memory reembed`: probing again would not help.
       if (isSqlrecallError(error, 'memory_embedding_mismatch')) state.recoverable = false;
+      unavailable = unavailableEmbedder(config, error);
       input.log?.('embedding model still unavailable', { error: (error as Error).message });
       return false;
     }
@@ -300,16 +306,24 @@ function embeddingRecovery(input: {
   return { state, embedder: live, recover, queueApplied: () => applying };
 }
 
-/** An embedder that explains why it cannot embed (the model server or model is unavailable). */
-function unavailableEmbedder(config: Config): EmbeddingModel {
+/**
+ * An embedder that explains why it cannot embed. A server that could not be reached is reported as
+ * such (the probe's own `model_unreachable`: which URL, what to check), never as a missing model;
+ * otherwise the embedding model is not available on a server that answers.
+ */
+function unavailableEmbedder(config: Config, probeError?: unknown): EmbeddingModel {
   const provider = modelProviderFor(config);
   const fail = () =>
     Promise.reject(
-      new SqlrecallError(
-        'model_unreachable',
-        `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
-        { details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` } },
-      ),
+      isSqlrecallError(probeError, 'model_unreachable')
+        ? probeError
+        : new SqlrecallError(
+            'model_unreachable',
+            `The embedding model ${config.embedModel} is not available at ${provider.url}.`,
+            {
+              details: { hint: `Start ${provider.label} and ${provider.hints.install(config.embedModel)}.` },
+            },
+          ),
     );
   return { id: config.embedModel, dimensions: fail, embed: fail };
 }

@@ -201,10 +201,12 @@ export const AskResponseSchema = z
       .optional(),
     attempts: z.array(z.object({ sql: z.string(), error: z.string().optional() })),
     chart: ChartSchema.nullable(),
-    kind: z.string().optional(),
+    /** The message's kind; null when it was not classified (memory off, answered without the model). */
+    kind: z.string().nullable(),
     remembered: z.array(ChangeSchema).optional(),
     memoryProblems: z.array(z.string()).optional(),
-    conversationId: z.string().optional(),
+    /** The conversation of this turn; null when none is kept (memory off). */
+    conversationId: z.string().nullable(),
     unanswerable: z.string().optional(),
     /** Which path answered: `example` (a reused saved example) or `rules`; absent: the model. */
     path: z.enum(['model', 'example', 'rules']).optional(),

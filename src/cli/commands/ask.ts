@@ -5,7 +5,7 @@
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
 import { lastConversationId } from '../../app/conversations.js';
 import type { StatementListener } from '../../core/audit.js';
-import { toSqlrecallError } from '../../core/errors.js';
+import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
 import { userTimeZone } from '../../memory/expiry.js';
 import type { EffectivePolicy } from '../../policy/types.js';
@@ -177,11 +177,29 @@ export async function answerQuestion(
   } catch (error) {
     spinner.stop();
     if (answering) io.stdout.write('\n');
-    const err = toSqlrecallError(error);
+    // Ctrl-C (or a closed caller): say what was stopped, in place of the stopped call's own error.
+    const err = options.signal?.aborted ? cancelledError(error, progress.stage()) : toSqlrecallError(error);
     printError(io, err);
     if (options.json) printJson(io, progress.failed(err));
     return err.exitCode;
   }
+}
+
+/**
+ * The error of a question stopped with Ctrl-C, saying what was stopped: the model request (nothing
+ * was run), the running statement (cancelled on the database server), or the written answer (the
+ * rows shown are whole). Code `cancelled`: exit 130, as the README's table says.
+ */
+export function cancelledError(cause: unknown, stage: 'model' | 'statement' | 'answer'): SqlrecallError {
+  const message =
+    stage === 'statement'
+      ? 'Cancelled; the running statement was stopped on the database server.'
+      : stage === 'answer'
+        ? 'Cancelled while the answer was being written; the rows shown are complete.'
+        : 'Cancelled; the model request was stopped and no statement was run.';
+  // The statements tried before the stop stay in the --json document.
+  const attempts = toSqlrecallError(cause).details.attempts;
+  return new SqlrecallError('cancelled', message, { cause, details: attempts ? { attempts } : {} });
 }
 
 /** A `warn` hook for the Runtime that writes one "note:" line to stderr. */

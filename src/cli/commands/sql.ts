@@ -5,7 +5,7 @@
  * cancels the statement on the server and exits 130 once the cancel is confirmed.
  */
 import { MAX_SQL_CHARS, sqlTooLong } from '../../agent/run-sql.js';
-import { runSql as runSqlUseCase, sqlDocument, sqlRuntimeOf } from '../../app/run-sql.js';
+import { runSql as runSqlUseCase, sqlDocument, sqlFailureDocument, sqlRuntimeOf } from '../../app/run-sql.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/config.js';
 import { toSqlrecallError } from '../../core/errors.js';
@@ -14,7 +14,7 @@ import { auditLogFor, Runtime } from '../../runtime/runtime.js';
 import { configFrom } from '../config-from.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../interrupt.js';
 import type { CliIO } from '../io.js';
-import { errorJson, printError, printJson, printResult, writeJsonStreaming } from '../output.js';
+import { printError, printJson, printResult, writeJsonStreaming } from '../output.js';
 import type { GlobalOptions } from '../program.js';
 
 /**
@@ -78,7 +78,7 @@ export async function runSql(io: CliIO, opts: GlobalOptions, given: string): Pro
   } catch (error) {
     const err = toSqlrecallError(error);
     printError(io, err);
-    if (json) printJson(io, { sql, error: errorJson(err) });
+    if (json) printJson(io, sqlFailureDocument(sql, err));
     return interrupt.interrupted ? EXIT_INTERRUPTED : err.exitCode;
   } finally {
     interrupt.dispose();

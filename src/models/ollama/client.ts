@@ -8,6 +8,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { SqlrecallError } from '../../core/errors.js';
 import { DEFAULT_OLLAMA_HOST } from '../../core/model-names.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
+import { blockedPortReason } from '../server-error.js';
 
 export { DEFAULT_OLLAMA_HOST };
 
@@ -160,9 +161,18 @@ function serverText(message: string): string {
 export function mapOllamaError(error: unknown, context: OllamaErrorContext): unknown {
   if (error instanceof SqlrecallError || isAbortError(error)) return error;
   const url = displayHost(context.host);
-  const reason = networkReason(error);
+  const blocked = blockedPortReason(error, url);
+  const found = networkReason(error);
+  const reason =
+    blocked ?? (found === 'connection refused' ? 'connection refused; nothing answers there' : found);
   if (reason) {
-    const advice = reason === 'host not found' ? 'Check OLLAMA_HOST.' : 'Start it with `ollama serve`.';
+    const advice = blocked
+      ? 'Ollama listens on 11434 unless told otherwise.'
+      : found === 'host not found'
+        ? 'Check OLLAMA_HOST.'
+        : found === 'connection refused'
+          ? 'Start it with `ollama serve`, or check the host and port in OLLAMA_HOST.'
+          : 'Start it with `ollama serve`.';
     return new SqlrecallError('model_unreachable', `Cannot reach Ollama at ${url}: ${reason}. ${advice}`, {
       cause: error,
       details: {

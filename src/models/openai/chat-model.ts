@@ -28,9 +28,10 @@ import {
 import type { StructuredOutputSupport } from '../provider.js';
 import { purposeHeaders } from '../purpose.js';
 import { estimateTokens } from '../tokens.js';
-import { ChatStreamError, type ChatStreamReply, readChatStream } from './chat-stream.js';
+import { ChatStreamError, type ChatStreamReply, closeReason, readChatStream } from './chat-stream.js';
 import {
   apiErrorMessage,
+  closedByServer,
   createOpenAiClient,
   displayBaseUrl,
   isOpenAiAbort,
@@ -106,16 +107,18 @@ export function streamFailure(
   context: { baseUrl: string; model: string },
 ): SqlrecallError {
   const url = displayBaseUrl(context.baseUrl);
+  // Whatever step asked (the SQL, the answer, a memory), nothing of a partial reply is used: it is
+  // never run as SQL nor shown as an answer.
   const message =
     error.kind === 'error'
-      ? `The server at ${url} reported an error while model "${context.model}" was answering: ${serverText(error.message)}. The partial reply was discarded.`
-      : `The server at ${url} ended the reply of model "${context.model}" before it was complete: ${error.message}. The partial reply was discarded.`;
+      ? `The server at ${url} reported an error while model "${context.model}" was answering: ${serverText(error.message)}. The partial reply was discarded: nothing of it was run or shown.`
+      : `The reply of model "${context.model}" from the server at ${url} was cut off before it was complete (an incomplete stream: ${serverText(error.message)}). The partial reply was discarded: nothing of it was run or shown.`;
   return new SqlrecallError('model_output', message, {
     cause: error,
     details: {
       url,
       retryable: true,
-      hint: `check the server's log at ${url} (it may have crashed or run out of memory), then ask again`,
+      hint: `check the model server's log at ${url} (it may have crashed, run out of memory or been restarted, or a proxy may cut long replies), then ask again`,
     },
   });
 }
@@ -216,6 +219,10 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       if (signal?.aborted) throw signal.reason ?? error;
       if (isOpenAiAbort(error)) throw error;
       if (error instanceof ChatStreamError) throw streamFailure(error, { baseUrl, model });
+      if (closedByServer(error)) {
+        const cut = `the connection closed before the reply was complete (${closeReason(error)})`;
+        throw streamFailure(new ChatStreamError(cut, 'cut', ''), { baseUrl, model });
+      }
       throw mapOpenAiError(error, { baseUrl, model });
     }
     // A cancelled read must not pass for a whole reply.

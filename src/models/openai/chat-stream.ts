@@ -30,6 +30,17 @@ export interface ChatStreamReply {
   toolCalls: ChatToolCall[];
 }
 
+/** The innermost message of a dropped connection (`other side closed`), for the cut's reason. */
+export function closeReason(error: unknown): string {
+  let current: unknown = error;
+  let message = 'connection error';
+  for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
+    message = current.message;
+    current = (current as Error & { cause?: unknown }).cause;
+  }
+  return message.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
 /** Why a stream did not yield a complete reply. */
 export class ChatStreamError extends Error {
   constructor(
@@ -152,7 +163,16 @@ export async function* readChatStream(
   const decoder = new TextDecoder();
   try {
     for (;;) {
-      const { value, done: ended } = await reader.read();
+      const { value, done: ended } = await reader.read().catch((error: unknown) => {
+        // The connection dropped mid-reply (a crashed or restarted server): a cut reply, not an
+        // unreachable server. An abort is the caller's own and passes unchanged.
+        if ((error as { name?: unknown } | null)?.name === 'AbortError') throw error;
+        throw new ChatStreamError(
+          `the connection closed mid-reply (${closeReason(error)})`,
+          'cut',
+          reply.text,
+        );
+      });
       if (ended) break;
       parser.feed(decoder.decode(value, { stream: true }));
       if (failure) break;

@@ -10,7 +10,7 @@ import { normalizeModelName } from '../../core/model-names.js';
 import { maskUrl, redactSecrets } from '../../core/redact.js';
 import { createOllamaFetch } from '../ollama/client.js';
 import type { ContextWindow } from '../provider.js';
-import { serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
+import { blockedPortReason, serverErrorMessage, serverErrorMessageOfText } from '../server-error.js';
 
 export type { ContextWindow };
 
@@ -94,6 +94,17 @@ function hasCode(error: unknown, codes: Set<string>, depth = 0): boolean {
   if (typeof code === 'string' && codes.has(code)) return true;
   return hasCode((error as Error & { cause?: unknown }).cause, codes, depth + 1);
 }
+
+/**
+ * True when a request's connection was opened and then closed by the server before a whole
+ * response came (undici's `UND_ERR_SOCKET`, "other side closed"), even after the one repeat: the
+ * server answers connections but dropped this one mid-way, which is not "cannot reach".
+ */
+export function closedByServer(error: unknown): boolean {
+  return error instanceof OpenAI.APIConnectionError && hasCode(error, CLOSED_BY_SERVER);
+}
+
+const CLOSED_BY_SERVER = new Set(['UND_ERR_SOCKET']);
 
 /**
  * `fetch` that repeats a request once when the connection was closed before any response (a reused
@@ -266,10 +277,13 @@ export function mapOpenAiError(error: unknown, context: OpenAiErrorContext): unk
   if (error instanceof SqlrecallError || isOpenAiAbort(error)) return error;
   const url = displayBaseUrl(context.baseUrl);
   if (error instanceof OpenAI.APIConnectionError) {
+    const found = networkReason(error);
     const reason =
       error instanceof OpenAI.APIConnectionTimeoutError
         ? 'timed out'
-        : (networkReason(error) ?? innermostMessage(error));
+        : (blockedPortReason(error, url) ??
+          (found === 'connection refused' ? 'connection refused; nothing answers there' : found) ??
+          innermostMessage(error));
     return new SqlrecallError(
       'model_unreachable',
       `Cannot reach the OpenAI-compatible server at ${url}: ${reason}. Start the server (e.g. \`llama-server\`, LM Studio, vLLM) or set SQLRECALL_BASE_URL to its address.`,

@@ -6,10 +6,10 @@
  */
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
-import { runSql, sqlDocument } from '../../app/run-sql.js';
-import type { AppEnv } from '../context.js';
+import { runSql, type SqlFailureDocument, sqlDocument } from '../../app/run-sql.js';
+import { type AppEnv, errorBody } from '../context.js';
 import type { ServerDeps } from '../deps.js';
-import { ChartSchema, errorResponses } from '../schemas.js';
+import { ChartSchema, ErrorSchema, errorResponses } from '../schemas.js';
 
 /** Body of `POST /api/sql`. */
 export const SqlBodySchema = z
@@ -37,6 +37,9 @@ export const SqlResponseSchema = z
   })
   .openapi('SqlResponse');
 
+/** A statement that was refused or failed: the statement as received, with the error. */
+export const SqlErrorSchema = ErrorSchema.extend({ sql: z.string() }).openapi('SqlError');
+
 const route = createRoute({
   method: 'post',
   path: '/api/sql',
@@ -47,10 +50,13 @@ const route = createRoute({
     200: { description: 'ok', content: { 'application/json': { schema: SqlResponseSchema } } },
     ...errorResponses,
     422: {
-      description: 'refused by the SQL guard or a database error',
-      content: errorResponses[400].content,
+      description: 'refused by the SQL guard or a database error: the statement (`sql`) with the error',
+      content: { 'application/json': { schema: SqlErrorSchema } },
     },
-    503: { description: 'database unavailable', content: errorResponses[400].content },
+    503: {
+      description: 'database unavailable: the statement (`sql`) with the error',
+      content: { 'application/json': { schema: SqlErrorSchema } },
+    },
   },
 });
 
@@ -65,9 +71,9 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
     const policy = await deps.policyFor?.(principal);
     const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
-    // The published schema describes exactly the SQL document (checked here at compile time).
-    const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
-      await runSql(
+    let run: Awaited<ReturnType<typeof runSql>>;
+    try {
+      run = await runSql(
         {
           sql,
           signal: controller.signal,
@@ -77,8 +83,17 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
           ...(onStatement ? { onStatement } : {}),
         },
         deps.sql,
-      ),
-    );
+      );
+    } catch (error) {
+      // The failure document of every front end: the statement refused or failed, with the error
+      // body (an unexpected error still says nothing of the server's insides).
+      const { body, status } = errorBody(error);
+      c.set('errorCode', body.error.code);
+      const failed: SqlFailureDocument = { sql, error: body.error };
+      return c.json(failed, status as 422);
+    }
+    // The published schema describes exactly the SQL document (checked here at compile time).
+    const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(run);
     return c.json(doc, 200);
   });
 }
