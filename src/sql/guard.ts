@@ -59,6 +59,24 @@ export interface ParsedText {
 }
 
 /**
+ * Trees this module parsed, with the text each is the parse of: a parse handed back for a check
+ * is used only when it is one of these and of the same text; any other is ignored and the text
+ * parsed again (a tree built or parsed elsewhere cannot stand for a text).
+ */
+const ownParses = new WeakMap<JsonObject, string>();
+
+/**
+ * `parseTree(sql)`, remembered as the parse of `sql` so that {@link guardParsedSync} can check
+ * `sql` on it without parsing again. The caller must not change the tree.
+ * @throws Error when the text does not parse or the parser is not loaded
+ */
+export function parseForGuard(sql: string): JsonObject {
+  const tree = parseTree(sql);
+  ownParses.set(tree, sql);
+  return tree;
+}
+
+/**
  * Parses of statements the guard accepted, by their verdict text, waiting for the data policy's
  * rewrite of the same text ({@link takeGuardedParse}). Each is taken at most once (the taker owns
  * the tree); the oldest go first beyond the last few.
@@ -118,7 +136,8 @@ export async function guardSql(sql: string, options: GuardOptions = {}): Promise
  * {@link guardSqlSync} of `parsed.sql` on its given parse instead of parsing the text again: for
  * the data policy, whose rewrite has just parsed the text it produced. `parsed.tree` must be
  * `parseTree(parsed.sql)` itself, owned by the caller and unchanged (so the verdict is the one the
- * text gets); `parsed.tokens`, when given, `scanTokens(parsed.sql)`. Never throws.
+ * text gets); `parsed.tokens`, when given, `scanTokens(parsed.sql)`. A tree that is not
+ * {@link parseForGuard}'s parse of that same text is ignored (the text is parsed). Never throws.
  */
 export function guardParsedSync(parsed: ParsedText, options: GuardOptions = {}): GuardVerdict {
   const sql = parsed.sql;
@@ -161,12 +180,12 @@ function check(
   keep?: (parsed: ParsedText) => void,
 ): GuardVerdict {
   let tree: JsonObject;
-  if (given !== undefined) {
-    if (given.sql !== sql) throw new Error('the given parse is of another text');
+  if (given !== undefined && given.sql === sql && ownParses.get(given.tree) === sql) {
     tree = given.tree;
   } else {
+    given = undefined;
     try {
-      tree = parseTree(sql);
+      tree = parseForGuard(sql);
     } catch (error) {
       return refuse('parse-error', `not valid PostgreSQL: ${messageOf(error)}`);
     }
@@ -341,7 +360,7 @@ function statementText(
  */
 function sameTree(text: string, startByte: number, stmt: JsonObject): JsonObject | undefined {
   try {
-    const again = parseTree(' '.repeat(startByte) + text);
+    const again = startByte === 0 ? parseForGuard(text) : parseTree(' '.repeat(startByte) + text);
     const stmts = again.stmts as JsonObject[];
     return stmts.length === 1 && JSON.stringify(stmts[0]!.stmt) === JSON.stringify(stmt) ? again : undefined;
   } catch {

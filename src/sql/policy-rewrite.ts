@@ -26,7 +26,7 @@
  */
 import type { Json, JsonObject } from '../core/json.js';
 import { type EffectivePolicy, policyLabel, type RowFilter, restrictsData } from '../policy/types.js';
-import type { ParsedText } from './guard.js';
+import { type ParsedText, parseForGuard } from './guard.js';
 import { isJsonObject, parseTree, type SqlToken, scanTokens } from './parse-tree.js';
 
 /** One relation of the database, as the policy rewrite needs it. */
@@ -168,7 +168,7 @@ function rewrite(
   given: ParsedText | undefined,
 ): PolicyRewrite {
   const view = policyView(policy, catalog);
-  const tree = given?.tree ?? parseTree(sql);
+  const tree = given?.tree ?? parseForGuard(sql);
   const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
   if (stmts.length !== 1 || !isJsonObject(stmts[0]) || !isJsonObject(stmts[0].stmt))
     throw new Refusal('policy-internal', 'refused: exactly one statement is checked against the data policy');
@@ -845,7 +845,7 @@ function verify(
   policy: EffectivePolicy,
   catalog: PolicyCatalog,
 ): JsonObject {
-  const tree = parseTree(sql);
+  const tree = parseForGuard(sql);
   const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
   if (stmts.length !== 1 || !isJsonObject(stmts[0]) || !isJsonObject(stmts[0].stmt))
     throw new Error('the rewritten statement is not one statement');
