@@ -6,6 +6,11 @@
  * instance (the steady state of `serve`/`chat`) and "cold" builds a new one per statement (a
  * one-shot `sqlrecall sql`). Prints the mean and p50 in milliseconds per mode and engine.
  *
+ * "function + data policy, warm" is the stack the runtime builds for a user under a data policy
+ * (`withDataPolicy` over `withFunctionPolicy`, catalogs cached): a row filter on both tables, an
+ * allow-list naming the tables and the user function. It also prints how many server analyses
+ * (temporary-view probes) each policed statement cost.
+ *
  *   npx tsx bench/function-policy-latency.ts [--repeat 50] [--quick] [--json]
  *
  * The server engine needs TEST_DATABASE_URL (a scratch database is created and dropped).
@@ -16,10 +21,13 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { createPgliteConnector } from '../src/databases/pglite/connector.js';
+import { policyCatalogCache, withDataPolicy } from '../src/databases/policed.js';
 import { createPostgresConnector } from '../src/databases/postgres/connector.js';
 import { percentile } from '../src/eval/report.js';
+import type { EffectivePolicy } from '../src/policy/types.js';
 import { withFunctionPolicy } from '../src/sql/function-policy.js';
-import { loadGuardParser } from '../src/sql/guard.js';
+import { guardSql, loadGuardParser } from '../src/sql/guard.js';
+import { PROBE_VIEW } from '../src/sql/server-analysis.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -47,12 +55,44 @@ const STATEMENTS: Record<string, string> = {
 
 const RUN = { maxRows: 100, timeoutMs: 30_000 };
 
+/** A user's data policy over {@link SCHEMA}: rows of FR customers, orders of the first 100. */
+const POLICY: EffectivePolicy = {
+  user: 'bench',
+  sources: ['team bench'],
+  tables: new Set(['public.customers', 'public.orders', 'public.net']),
+  deniedColumns: new Map(),
+  rowFilters: new Map([
+    ['public.customers', [{ expression: 'country = $1', params: ['FR'], policy: 'team bench' }]],
+    ['public.orders', [{ expression: 'customer_id <= $1', params: ['100'], policy: 'team bench' }]],
+  ]),
+  rowsToModel: true,
+  admin: false,
+};
+
+/** `connector` with its temporary-view probes (server analyses) counted. */
+function countingAnalyses(connector: DatabaseConnector): { db: DatabaseConnector; count: () => number } {
+  let analyses = 0;
+  return {
+    db: {
+      ...connector,
+      execute: (sql, options) => connector.execute(sql, options),
+      probe: (statements, options) => {
+        if (statements.some((s) => s.includes(`CREATE TEMP VIEW ${PROBE_VIEW}`))) analyses += 1;
+        return connector.probe!(statements, options);
+      },
+    },
+    count: () => analyses,
+  };
+}
+
 interface Row {
   engine: string;
   statement: string;
   mode: string;
   meanMs: number;
   p50Ms: number;
+  /** Server analyses (temporary-view probes) per statement, for the policed stack. */
+  analysesPerStatement?: number;
 }
 
 async function time(fn: () => Promise<unknown>): Promise<number[]> {
@@ -73,13 +113,24 @@ async function measure(engine: string, connector: DatabaseConnector): Promise<Ro
   for (const [statement, sql] of Object.entries(STATEMENTS)) {
     const warm = withFunctionPolicy(connector);
     const warmByName = withFunctionPolicy(byName);
+    const counted = countingAnalyses(connector);
+    const checked = withFunctionPolicy(counted.db);
+    const policed = withDataPolicy(checked, POLICY, policyCatalogCache(checked));
+    // The guard's check comes first on every path (the data policy takes over its parse).
+    const guarded = async (): Promise<string> => {
+      const verdict = await guardSql(sql);
+      if (!verdict.ok) throw new Error(verdict.reason);
+      return verdict.sql;
+    };
     const modes: Record<string, () => Promise<unknown>> = {
       'bare connector': () => connector.execute(sql, RUN),
       'policy, server analysis, warm': () => warm.execute(sql, RUN),
       'policy, server analysis, cold': () => withFunctionPolicy(connector).execute(sql, RUN),
       'policy, names only, warm': () => warmByName.execute(sql, RUN),
+      'function + data policy, warm': async () => policed.execute(await guarded(), RUN),
     };
     for (const [mode, fn] of Object.entries(modes)) {
+      const before = counted.count();
       const times = await time(fn);
       rows.push({
         engine,
@@ -87,6 +138,9 @@ async function measure(engine: string, connector: DatabaseConnector): Promise<Ro
         mode,
         meanMs: times.reduce((a, b) => a + b, 0) / times.length,
         p50Ms: percentile(times, 50),
+        ...(mode.startsWith('function + data')
+          ? { analysesPerStatement: (counted.count() - before) / (repeat + 3) }
+          : {}),
       });
     }
   }
@@ -130,6 +184,6 @@ else {
   process.stdout.write(`function policy cost per statement, ${repeat} runs per mode after 3 warm-up runs\n`);
   for (const r of results)
     process.stdout.write(
-      `${r.engine.padEnd(18)} ${r.statement.padEnd(7)} ${r.mode.padEnd(30)} mean ${r.meanMs.toFixed(2)} ms, p50 ${r.p50Ms.toFixed(2)} ms\n`,
+      `${r.engine.padEnd(18)} ${r.statement.padEnd(7)} ${r.mode.padEnd(30)} mean ${r.meanMs.toFixed(2)} ms, p50 ${r.p50Ms.toFixed(2)} ms${r.analysesPerStatement !== undefined ? `, ${r.analysesPerStatement.toFixed(2)} server analyses per statement` : ''}\n`,
     );
 }

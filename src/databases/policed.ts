@@ -14,7 +14,7 @@ import { guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import { type EffectivePolicy, policyEngineProblem, policyLabel, restrictsData } from '../policy/types.js';
 import { attachPolicyCatalog, visibleSchema as visibleToPolicy } from '../policy/visibility.js';
-import { guardSql, loadGuardParser } from '../sql/guard.js';
+import { guardParsedSync, guardSql, loadGuardParser, takeGuardedParse } from '../sql/guard.js';
 import {
   type PolicyCatalog,
   type PolicyRelation,
@@ -190,9 +190,12 @@ export function withDataPolicy(
     async execute(sql: string, options: ExecuteOptions): Promise<QueryResult> {
       if (!restricted) return db.execute(sql, options);
       await loadGuardParser();
-      const rewritten = rewriteForPolicy(sql, policy, await catalog.get());
+      const policyCatalog = await catalog.get();
+      // The parse the guard made of this very text, when it has just accepted it: not parsed again.
+      const rewritten = rewriteForPolicy(sql, policy, policyCatalog, takeGuardedParse(sql));
       if (!rewritten.ok) throw policyRefusal(rewritten.reason, rewritten.rule, rewritten.policy);
-      const verdict = await guardSql(rewritten.sql);
+      // The guard checks the text that will run, on the parse the rewrite made of that same text.
+      const verdict = rewritten.parsed ? guardParsedSync(rewritten.parsed) : await guardSql(rewritten.sql);
       if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
       // What the names showed is checked again on what the server resolved (functions, operators,
       // views by OID), so no spelling or definition hides a read of data the policy denies.

@@ -32,7 +32,7 @@ import {
 import { loadGuardParser } from './guard.js';
 import { GUARD_RULES, matchesPattern } from './guard-rules.js';
 import { parseTree, walkTree } from './parse-tree.js';
-import { analysedObjects, FIRST_USER_OID, probeStatements } from './server-analysis.js';
+import { analysedObjects, FIRST_USER_OID, PROBE_VIEW, probeStatements } from './server-analysis.js';
 
 /** A possibly schema-qualified name as written (unquoted names already lower-cased by the parser). */
 export interface QualifiedName {
@@ -75,6 +75,11 @@ export interface FunctionPolicyOptions {
    * refuses it, statements get the conservative name-based check.
    */
   probe?: ProbeQuery;
+  /**
+   * The answer of an analysis someone else just ran with exactly these probe statements (the data
+   * policy's, of the same final text), taken instead of probing again; undefined: probe.
+   */
+  takeAnalysis?: (statements: readonly string[]) => Record<string, string | null>[] | undefined;
 }
 
 function stringsOf(list: Json | undefined): string[] {
@@ -242,6 +247,7 @@ export class FunctionPolicy {
   private eventTriggers: Cached<boolean> | undefined;
   private readonly rowsByOid = new Map<string, Cached<Record<string, string | null> | undefined>>();
   private readonly probe: ProbeQuery | undefined;
+  private readonly takeAnalysis: FunctionPolicyOptions['takeAnalysis'];
   private readonly allow: readonly string[];
   private readonly now: () => number;
 
@@ -252,6 +258,7 @@ export class FunctionPolicy {
     this.allow = options.allowFunctions ?? [];
     this.now = options.now ?? Date.now;
     this.probe = options.probe;
+    this.takeAnalysis = options.takeAnalysis;
   }
 
   /**
@@ -305,7 +312,7 @@ export class FunctionPolicy {
       return undefined;
     }
     try {
-      const [row] = await this.probe(statements);
+      const [row] = this.takeAnalysis?.(statements) ?? (await this.probe(statements));
       return row?.tree && row.view ? { tree: row.tree, view: row.view } : undefined;
     } catch (error) {
       if (
@@ -866,6 +873,8 @@ export function withFunctionPolicy(
   db: DatabaseConnector,
   options: FunctionPolicyOptions = {},
 ): DatabaseConnector {
+  const now = options.now ?? Date.now;
+  const analyses = new Map<string, { rows: Record<string, string | null>[]; at: number }>();
   const policy = new FunctionPolicy(
     async (sql) => {
       const result = await db.execute(sql, { maxRows: 100_000, timeoutMs: 15_000 });
@@ -880,6 +889,13 @@ export function withFunctionPolicy(
     {
       ...options,
       probe: db.probe ? (statements) => db.probe!(statements, { timeoutMs: 15_000 }) : undefined,
+      takeAnalysis: (statements) => {
+        const key = statements.join('\u0000');
+        const entry = analyses.get(key);
+        if (!entry) return undefined;
+        analyses.delete(key);
+        return now() - entry.at <= ANALYSIS_HANDOVER_MS ? entry.rows : undefined;
+      },
     },
   );
   return {
@@ -890,14 +906,38 @@ export function withFunctionPolicy(
     ping: () => db.ping(),
     introspect: (introspectOptions) => db.introspect(introspectOptions),
     close: () => db.close(),
-    // The data policy analyses each statement of a policed user with the same probe.
-    ...(db.probe ? { probe: (statements, probeOptions) => db.probe!(statements, probeOptions) } : {}),
+    // The data policy analyses each statement of a policed user with the same probe, then runs
+    // that statement here: its analysis is kept for this policy's check of the same text, so the
+    // server analyses it once. Only an analysis probe is kept, taken once, and for a few seconds.
+    ...(db.probe
+      ? {
+          probe: async (statements, probeOptions) => {
+            const rows = await db.probe!(statements, probeOptions);
+            if (isAnalysisProbe(statements)) {
+              analyses.set(statements.join('\u0000'), { rows, at: now() });
+              while (analyses.size > ANALYSES_KEPT) analyses.delete(analyses.keys().next().value as string);
+            }
+            return rows;
+          },
+        }
+      : {}),
     async execute(sql: string, executeOptions: ExecuteOptions): Promise<QueryResult> {
       const verdict = await policy.check(sql);
       if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
       return db.execute(sql, executeOptions);
     },
   };
+}
+
+/** How long an analysis run through the wrapper's probe waits for the check of its statement (ms). */
+const ANALYSIS_HANDOVER_MS = 5_000;
+
+/** Analyses kept for the check at most (the oldest go first). */
+const ANALYSES_KEPT = 16;
+
+/** True for the probe statements of a statement's analysis (`probeStatements`). */
+function isAnalysisProbe(statements: readonly string[]): boolean {
+  return statements.length === 2 && statements[0]!.startsWith(`CREATE TEMP VIEW ${PROBE_VIEW} AS `);
 }
 
 /** The last name part of every type named in `sql` (casts, `CAST(… AS t)`, declarations). */

@@ -18,7 +18,7 @@ import {
   STATEMENT_LABELS,
 } from './guard-rules.js';
 import { isSignificant, lexSql } from './lexer.js';
-import { loadSqlParser, parseTree } from './parse-tree.js';
+import { loadSqlParser, parseTree, type SqlToken } from './parse-tree.js';
 
 export type { GuardRule, ReadKind } from './guard-rules.js';
 
@@ -47,6 +47,62 @@ export type GuardVerdict =
   | { ok: true; sql: string; kind: ReadKind }
   | { ok: false; reason: string; rule: string };
 
+/**
+ * One text with its parse tree (`parseTree(sql)`, exactly) and, when known, its scanner tokens
+ * (`scanTokens(sql)`, comments included). Handed from one check to the next so that the same text
+ * is not parsed twice; whoever holds it owns it and must not change it.
+ */
+export interface ParsedText {
+  sql: string;
+  tree: JsonObject;
+  tokens?: SqlToken[];
+}
+
+/**
+ * Trees this module parsed, with the text each is the parse of: a parse handed back for a check
+ * is used only when it is one of these and of the same text; any other is ignored and the text
+ * parsed again (a tree built or parsed elsewhere cannot stand for a text).
+ */
+const ownParses = new WeakMap<JsonObject, string>();
+
+/**
+ * `parseTree(sql)`, remembered as the parse of `sql` so that {@link guardParsedSync} can check
+ * `sql` on it without parsing again. The caller must not change the tree.
+ * @throws Error when the text does not parse or the parser is not loaded
+ */
+export function parseForGuard(sql: string): JsonObject {
+  const tree = parseTree(sql);
+  ownParses.set(tree, sql);
+  return tree;
+}
+
+/**
+ * Parses of statements the guard accepted, by their verdict text, waiting for the data policy's
+ * rewrite of the same text ({@link takeGuardedParse}). Each is taken at most once (the taker owns
+ * the tree); the oldest go first beyond the last few.
+ */
+const accepted = new Map<string, ParsedText>();
+/** Few, and only short texts: a tree kept but never taken is memory held for nothing. */
+const ACCEPTED_KEPT = 4;
+const ACCEPTED_MAX_CHARS = 8_000;
+
+/**
+ * The parse of `sql` kept by the guard's last acceptance of exactly this text, or undefined.
+ * The entry is removed: the caller owns the tree (it is `parseTree(sql)`, no one else holds it).
+ */
+export function takeGuardedParse(sql: string): ParsedText | undefined {
+  const entry = accepted.get(sql);
+  if (entry) accepted.delete(sql);
+  return entry;
+}
+
+function keepAccepted(entry: ParsedText): void {
+  if (entry.sql.length > ACCEPTED_MAX_CHARS) return;
+  accepted.delete(entry.sql);
+  accepted.set(entry.sql, entry);
+  while (accepted.size > ACCEPTED_KEPT) accepted.delete(accepted.keys().next().value as string);
+}
+
 let loaded = false;
 
 /** Loads the parser's WASM module once per process (memoized; a failed load is retried next call). */
@@ -70,7 +126,27 @@ export async function guardSql(sql: string, options: GuardOptions = {}): Promise
     return refuse('internal', `refused: the SQL parser could not be loaded (${messageOf(error)})`);
   }
   try {
-    return check(sql, options);
+    return check(sql, options, undefined, keepAccepted);
+  } catch (error) {
+    return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
+  }
+}
+
+/**
+ * {@link guardSqlSync} of `parsed.sql` on its given parse instead of parsing the text again: for
+ * the data policy, whose rewrite has just parsed the text it produced. `parsed.tree` must be
+ * `parseTree(parsed.sql)` itself, owned by the caller and unchanged (so the verdict is the one the
+ * text gets); `parsed.tokens`, when given, `scanTokens(parsed.sql)`. A tree that is not
+ * {@link parseForGuard}'s parse of that same text is ignored (the text is parsed). Never throws.
+ */
+export function guardParsedSync(parsed: ParsedText, options: GuardOptions = {}): GuardVerdict {
+  const sql = parsed.sql;
+  if (typeof sql !== 'string' || sql.trim() === '')
+    return refuse('empty', 'refused: there is no SQL statement');
+  if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
+  if (!loaded) return refuse('internal', 'refused: the SQL parser is not loaded yet');
+  try {
+    return check(sql, options, parsed);
   } catch (error) {
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }
@@ -87,18 +163,32 @@ export function guardSqlSync(sql: string, options: GuardOptions = {}): GuardVerd
   if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
   if (!loaded) return refuse('internal', 'refused: the SQL parser is not loaded yet');
   try {
-    return check(sql, options);
+    return check(sql, options, undefined, keepAccepted);
   } catch (error) {
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }
 }
 
-function check(sql: string, options: GuardOptions): GuardVerdict {
+/**
+ * The checks. `given`: the parse of `sql` already made (see {@link guardParsedSync}). `keep`: told
+ * of the parse of the verdict's text when one was made here, for the data policy's rewrite.
+ */
+function check(
+  sql: string,
+  options: GuardOptions,
+  given?: ParsedText,
+  keep?: (parsed: ParsedText) => void,
+): GuardVerdict {
   let tree: JsonObject;
-  try {
-    tree = parseTree(sql);
-  } catch (error) {
-    return refuse('parse-error', `not valid PostgreSQL: ${messageOf(error)}`);
+  if (given !== undefined && given.sql === sql && ownParses.get(given.tree) === sql) {
+    tree = given.tree;
+  } else {
+    given = undefined;
+    try {
+      tree = parseForGuard(sql);
+    } catch (error) {
+      return refuse('parse-error', `not valid PostgreSQL: ${messageOf(error)}`);
+    }
   }
   const stmts = Array.isArray(tree.stmts) ? (tree.stmts as JsonObject[]) : [];
   if (stmts.length === 0) return refuse('empty', 'refused: there is no SQL statement, only comments');
@@ -117,14 +207,24 @@ function check(sql: string, options: GuardOptions): GuardVerdict {
   }
   const violation = findViolation(stmt);
   if (violation) return violation;
-  const { text, startByte } = statementText(sql, raw);
-  if (!sameTree(text, startByte, stmt)) {
-    return refuse('internal', 'refused: the statement could not be isolated from the surrounding text');
+  const { text, startByte, tokens } = statementText(sql, raw, given?.tokens);
+  // The statement is the whole text: the parser, given the same text, gives the same tree, so
+  // there is nothing to parse again. Otherwise the isolated text is parsed and compared.
+  let textTree: JsonObject | undefined = text === sql ? tree : undefined;
+  if (textTree === undefined) {
+    const again = sameTree(text, startByte, stmt);
+    if (!again) {
+      return refuse('internal', 'refused: the statement could not be isolated from the surrounding text');
+    }
+    // Unpadded, the parse made for the comparison is the parse of the verdict's text itself.
+    if (startByte === 0) textTree = again;
   }
   if (options.allowTables && options.allowTables.length > 0) {
     const denied = checkAllowlist(stmt, options.allowTables, options.schema);
     if (denied) return refuse('allowlist', denied);
   }
+  if (keep && textTree !== undefined)
+    keep({ sql: text, tree: textTree, ...(text === sql && tokens ? { tokens } : {}) });
   return { ok: true, sql: text, kind: kindOf(type, text) };
 }
 
@@ -139,7 +239,7 @@ function findViolation(root: JsonObject): GuardVerdict | undefined {
     }
     if (value === null || typeof value !== 'object') continue;
     for (const [key, child] of Object.entries(value)) {
-      for (const rule of GUARD_RULES) {
+      for (const rule of rulesFor(key)) {
         const name = matchRule(rule, key, child);
         if (name !== undefined) return refuse(rule.id, rule.reason.replaceAll('{name}', name));
       }
@@ -147,6 +247,32 @@ function findViolation(root: JsonObject): GuardVerdict | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The rules that can match a field named `key`, in GUARD_RULES order: every rule whose test of the
+ * key alone passes (the rest of {@link matchRule} still runs on each). Keys are the parser's node
+ * and field names, a small fixed set, so the answer is kept per key.
+ */
+const rulesByKey = new Map<string, readonly GuardRule[]>();
+
+function rulesFor(key: string): readonly GuardRule[] {
+  let rules = rulesByKey.get(key);
+  if (rules === undefined) {
+    rules = GUARD_RULES.filter((rule) => mayMatchKey(rule, key));
+    if (rulesByKey.size < 10_000) rulesByKey.set(key, rules);
+  }
+  return rules;
+}
+
+/** False when {@link matchRule} cannot match a field named `key`, whatever its value. */
+function mayMatchKey(rule: GuardRule, key: string): boolean {
+  const match = rule.match;
+  if ('nodes' in match) return /^[A-Z]/.test(key) && matchesPattern(key, match.nodes);
+  if ('field' in match) return key === match.field;
+  if ('explainOptions' in match) return key === 'ExplainStmt';
+  if ('functions' in match) return key === 'funcname';
+  return key === 'relname';
 }
 
 /** The name a rule matched on the field `key` holding `value`, or undefined. */
@@ -186,13 +312,19 @@ function isEmpty(value: Json): boolean {
  * (comments and the semicolon excluded), and the UTF-8 byte offset where it starts (libpg-query
  * locations are byte offsets).
  */
-function statementText(sql: string, raw: JsonObject): { text: string; startByte: number } {
+function statementText(
+  sql: string,
+  raw: JsonObject,
+  scanned?: SqlToken[],
+): { text: string; startByte: number; tokens?: SqlToken[] } {
   const bytes = Buffer.from(sql, 'utf8');
   const from = typeof raw.stmt_location === 'number' ? raw.stmt_location : 0;
   const length = typeof raw.stmt_len === 'number' && raw.stmt_len > 0 ? raw.stmt_len : bytes.length - from;
   const to = from + length;
+  let all: SqlToken[] | undefined;
   try {
-    const tokens = scanSync(sql).tokens.filter(
+    all = scanned ?? scanSync(sql).tokens;
+    const tokens = all.filter(
       (token) =>
         token.start >= from &&
         token.end <= to &&
@@ -203,7 +335,11 @@ function statementText(sql: string, raw: JsonObject): { text: string; startByte:
     const first = tokens[0];
     const last = tokens[tokens.length - 1];
     if (first && last)
-      return { text: bytes.subarray(first.start, last.end).toString('utf8'), startByte: first.start };
+      return {
+        text: bytes.subarray(first.start, last.end).toString('utf8'),
+        startByte: first.start,
+        tokens: all,
+      };
   } catch {
     // fall back to our own lexer below; sameTree() verifies the result either way
   }
@@ -219,16 +355,16 @@ function statementText(sql: string, raw: JsonObject): { text: string; startByte:
 }
 
 /**
- * True when `text`, placed at the same byte offset, parses to exactly the checked statement (all
- * locations equal): what runs is what was checked.
+ * The parse of `text` placed at the same byte offset when it is exactly the checked statement
+ * (all locations equal): what runs is what was checked. Undefined when it is not.
  */
-function sameTree(text: string, startByte: number, stmt: JsonObject): boolean {
+function sameTree(text: string, startByte: number, stmt: JsonObject): JsonObject | undefined {
   try {
-    const again = parseTree(' '.repeat(startByte) + text);
+    const again = startByte === 0 ? parseForGuard(text) : parseTree(' '.repeat(startByte) + text);
     const stmts = again.stmts as JsonObject[];
-    return stmts.length === 1 && JSON.stringify(stmts[0]!.stmt) === JSON.stringify(stmt);
+    return stmts.length === 1 && JSON.stringify(stmts[0]!.stmt) === JSON.stringify(stmt) ? again : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

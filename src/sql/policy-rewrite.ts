@@ -26,6 +26,7 @@
  */
 import type { Json, JsonObject } from '../core/json.js';
 import { type EffectivePolicy, policyLabel, type RowFilter, restrictsData } from '../policy/types.js';
+import { type ParsedText, parseForGuard } from './guard.js';
 import { isJsonObject, parseTree, type SqlToken, scanTokens } from './parse-tree.js';
 
 /** One relation of the database, as the policy rewrite needs it. */
@@ -62,6 +63,11 @@ export type PolicyRewrite =
       params: string[];
       /** What was enforced, for the audit: `row filter on public.orders (team sales)`, … */
       applied: string[];
+      /**
+       * The parse of `sql` made while checking it (absent for a policy that restricts nothing),
+       * for the guard's second check; the caller owns it.
+       */
+      parsed?: ParsedText;
     }
   | {
       ok: false;
@@ -178,15 +184,18 @@ const views = new WeakMap<EffectivePolicy, WeakMap<PolicyCatalog, PolicyView>>()
  * Rewrites one statement for one user's policy, or refuses it. Never throws: a tree it cannot
  * read refuses with rule `policy-internal`. A policy that restricts nothing returns the text as is.
  * @param sql one statement the guard accepted (no trailing semicolon needed)
+ * @param given the parse of `sql` the guard made (`takeGuardedParse`), handed over to spare a
+ *   second parse; default: parse `sql` here. Ignored when it is of another text.
  */
 export function rewriteForPolicy(
   sql: string,
   policy: EffectivePolicy,
   catalog: PolicyCatalog,
+  given?: ParsedText,
 ): PolicyRewrite {
   if (!restrictsData(policy)) return { ok: true, sql, params: [], applied: [] };
   try {
-    return rewrite(sql, policy, catalog);
+    return rewrite(sql, policy, catalog, given?.sql === sql ? given : undefined);
   } catch (error) {
     if (error instanceof Refusal)
       return {
@@ -203,9 +212,14 @@ export function rewriteForPolicy(
   }
 }
 
-function rewrite(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): PolicyRewrite {
+function rewrite(
+  sql: string,
+  policy: EffectivePolicy,
+  catalog: PolicyCatalog,
+  given: ParsedText | undefined,
+): PolicyRewrite {
   const view = policyView(policy, catalog);
-  const tree = parseTree(sql);
+  const tree = given?.tree ?? parseForGuard(sql);
   const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
   if (stmts.length !== 1 || !isJsonObject(stmts[0]) || !isJsonObject(stmts[0].stmt))
     throw new Refusal('policy-internal', 'refused: exactly one statement is checked against the data policy');
@@ -231,7 +245,8 @@ function rewrite(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): 
     .sort((a, b) => Number(a.node.location ?? 0) - Number(b.node.location ?? 0));
   if (policedRefs.length === 0) {
     checkColumns(stmt, policy, [], view);
-    return { ok: true, sql, params: [], applied: [] };
+    // Nothing to rewrite: the text runs as is, and its parse serves the guard's second check.
+    return { ok: true, sql, params: [], applied: [], parsed: { ...given, sql, tree } };
   }
   if (explain)
     throw new Refusal(
@@ -248,7 +263,7 @@ function rewrite(sql: string, policy: EffectivePolicy, catalog: PolicyCatalog): 
       );
   }
   checkColumns(stmt, policy, policedRefs, view);
-  return splice(sql, policedRefs, policy, catalog);
+  return splice(sql, given?.tokens ?? scanTokens(sql), policedRefs, policy, catalog);
 }
 
 /** The names of the policies behind `key`'s restrictions (`team sales`), or the user's sources. */
@@ -665,12 +680,13 @@ const SKIPPED = new Set(['SQL_COMMENT', 'C_COMMENT']);
 
 function splice(
   sql: string,
+  scanned: readonly SqlToken[],
   refs: RelationRef[],
   policy: EffectivePolicy,
   catalog: PolicyCatalog,
 ): PolicyRewrite {
   const bytes = Buffer.from(sql, 'utf8');
-  const tokens = scanTokens(sql).filter((token) => !SKIPPED.has(token.tokenName));
+  const tokens = scanned.filter((token) => !SKIPPED.has(token.tokenName));
   const params: string[] = [];
   const applied = new Set<string>();
   /** First parameter number of each filter already placed (same table, same values). */
@@ -734,8 +750,8 @@ function splice(
   }
   pieces.push(bytes.subarray(at));
   const out = Buffer.concat(pieces).toString('utf8');
-  verify(out, params.length, expected, policy, catalog);
-  return { ok: true, sql: out, params, applied: [...applied] };
+  const tree = verify(out, params.length, expected, policy, catalog);
+  return { ok: true, sql: out, params, applied: [...applied], parsed: { sql: out, tree } };
 }
 
 /**
@@ -800,25 +816,52 @@ export function quoteIdent(name: string): string {
  * closing more than they open (it is placed inside its own parentheses).
  */
 function renumbered(filter: RowFilter, base: number): string {
-  const expression = filter.expression;
+  const read = readFilter(filter.expression);
+  if (typeof read === 'string')
+    throw new Refusal('policy-filter', `refused: the row filter of ${filter.policy} ${read}`, filter.policy);
+  let out = '';
+  for (const piece of read) {
+    if (typeof piece === 'string') {
+      out += piece;
+      continue;
+    }
+    if (piece < 1 || piece > filter.params.length)
+      throw new Refusal(
+        'policy-filter',
+        `refused: the row filter of ${filter.policy} uses $${piece}, which has no value`,
+        filter.policy,
+      );
+    out += `$${base + piece}`;
+  }
+  return out;
+}
+
+/**
+ * A filter expression read once: its text cut around each `$k` (the numbers), or why it is not
+ * one valid expression. It depends on the text alone, so it is kept by text for every statement
+ * and user (the first {@link FILTERS_KEPT} texts: a policy file holds a few).
+ */
+const filters = new Map<string, string | readonly (string | number)[]>();
+const FILTERS_KEPT = 1_000;
+
+function readFilter(expression: string): string | readonly (string | number)[] {
+  const known = filters.get(expression);
+  if (known !== undefined) return known;
+  const read = readFilterUncached(expression);
+  if (filters.size < FILTERS_KEPT) filters.set(expression, read);
+  return read;
+}
+
+function readFilterUncached(expression: string): string | readonly (string | number)[] {
   let tokens: SqlToken[];
   try {
     tokens = scanTokens(expression);
   } catch {
-    throw new Refusal(
-      'policy-filter',
-      `refused: the row filter of ${filter.policy} is not valid SQL`,
-      filter.policy,
-    );
+    return 'is not valid SQL';
   }
   let depth = 0;
   for (const token of tokens) {
-    if (SKIPPED.has(token.tokenName) || token.text === ';')
-      throw new Refusal(
-        'policy-filter',
-        `refused: the row filter of ${filter.policy} holds a comment or a semicolon`,
-        filter.policy,
-      );
+    if (SKIPPED.has(token.tokenName) || token.text === ';') return 'holds a comment or a semicolon';
     if (token.text === '(' || token.text === '[') depth += 1;
     if (token.text === ')' || token.text === ']') depth -= 1;
     if (depth < 0) break;
@@ -833,35 +876,24 @@ function renumbered(filter: RowFilter, base: number): string {
       ok = false;
     }
   }
-  if (!ok)
-    throw new Refusal(
-      'policy-filter',
-      `refused: the row filter of ${filter.policy} is not one valid SQL expression`,
-      filter.policy,
-    );
+  if (!ok) return 'is not one valid SQL expression';
   const bytes = Buffer.from(expression, 'utf8');
-  const pieces: string[] = [];
+  const pieces: (string | number)[] = [];
   let at = 0;
   for (const token of tokens) {
     const match = /^\$(\d+)$/.exec(token.text);
     if (!match) continue;
-    const number = Number(match[1]);
-    if (number < 1 || number > filter.params.length)
-      throw new Refusal(
-        'policy-filter',
-        `refused: the row filter of ${filter.policy} uses $${number}, which has no value`,
-        filter.policy,
-      );
-    pieces.push(bytes.subarray(at, token.start).toString('utf8'), `$${base + number}`);
+    pieces.push(bytes.subarray(at, token.start).toString('utf8'), Number(match[1]));
     at = token.end;
   }
   pieces.push(bytes.subarray(at).toString('utf8'));
-  return pieces.join('');
+  return pieces;
 }
 
 /**
  * Parses the rewritten text and checks that every policed relation in it is one the rewrite
- * placed (at the expected byte offset) and that every bind parameter has a value.
+ * placed (at the expected byte offset) and that every bind parameter has a value. Returns the
+ * parse (only read here), for the guard's second check of the same text.
  */
 function verify(
   sql: string,
@@ -869,8 +901,8 @@ function verify(
   expected: ReadonlySet<number>,
   policy: EffectivePolicy,
   catalog: PolicyCatalog,
-): void {
-  const tree = parseTree(sql);
+): JsonObject {
+  const tree = parseForGuard(sql);
   const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
   if (stmts.length !== 1 || !isJsonObject(stmts[0]) || !isJsonObject(stmts[0].stmt))
     throw new Error('the rewritten statement is not one statement');
@@ -896,4 +928,5 @@ function verify(
     )
       throw new Error('a bind parameter of the rewrite has no value');
   });
+  return tree;
 }
