@@ -221,6 +221,14 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       const check = await checkIdentifiers(sql, input.schema, { searchPath: input.searchPath });
       if (!check.ok) {
         const problem = formatUnknownIdentifiers(check.unknown);
+        // Never run, but recorded: under a data policy a denied column is an unknown name here.
+        notifyStatement(input.onStatement, {
+          sql,
+          origin: attempt === 1 ? 'model' : 'repair',
+          outcome: 'refused',
+          reason: problem,
+          code: 'unknown_name',
+        });
         attempts.push({ sql, error: problem });
         repairs += 1;
         yield { type: 'retried', attempt: attempt + 1, error: problem };
