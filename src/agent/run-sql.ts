@@ -100,7 +100,14 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     notifyStatement(input.onStatement, failedStatement(text, origin, refusal));
     throw refusal;
   }
-  const db = typeof input.db === 'function' ? await input.db() : input.db;
+  let db: DatabaseConnector;
+  try {
+    db = typeof input.db === 'function' ? await input.db() : input.db;
+  } catch (error) {
+    // No database for this user: unreachable, or a data policy that cannot be decided.
+    notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
+    throw error;
+  }
   try {
     const result = await db.execute(verdict.sql, {
       maxRows: input.maxRows,

@@ -93,7 +93,8 @@ export function notifyStatement(
 /**
  * The event of a statement that threw `error`, or undefined when the error says nothing about the
  * statement (an internal check that stopped it before it ran). A refusal is an error with exit code
- * 3 (the guard's, and any data policy's); everything else reached the database.
+ * 3 (the guard's, and any data policy's), or a data policy that could not be decided for the user
+ * (an invalid policy file: nobody reads unrestricted); everything else reached the database.
  */
 export function failedStatement(
   sql: string,
@@ -105,11 +106,16 @@ export function failedStatement(
   return {
     sql,
     origin,
-    outcome: error.exitCode === 3 ? 'refused' : 'failed',
+    outcome: error.exitCode === 3 || noPolicy(error) ? 'refused' : 'failed',
     reason: error.message,
     code: error.code,
     ...(policies ? { policies } : {}),
   };
+}
+
+/** True for the error of a data policy that could not be decided (the policy file is invalid). */
+function noPolicy(error: SqlrecallError): boolean {
+  return error.code === 'config' && (error.details as { setting?: unknown }).setting === 'SQLRECALL_POLICY';
 }
 
 /**

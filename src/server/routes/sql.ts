@@ -7,6 +7,8 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
 import { runSql, sqlDocument } from '../../app/run-sql.js';
+import { failedStatement, notifyStatement } from '../../core/audit.js';
+import type { EffectivePolicy } from '../../policy/types.js';
 import type { AppEnv } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { ChartSchema, errorResponses } from '../schemas.js';
@@ -63,8 +65,15 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const policy = await deps.policyFor?.(principal);
     const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
+    let policy: EffectivePolicy | undefined;
+    try {
+      policy = await deps.policyFor?.(principal);
+    } catch (error) {
+      // No policy decided for this user (an invalid file): refused, and recorded as such.
+      notifyStatement(onStatement, failedStatement(sql.trim(), 'person', error));
+      throw error;
+    }
     // The published schema describes exactly the SQL document (checked here at compile time).
     const doc: z.infer<typeof SqlResponseSchema> = sqlDocument(
       await runSql(
