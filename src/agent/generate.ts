@@ -6,7 +6,12 @@
  * model that says the schema cannot answer the question gets an honest answer, not invented SQL.
  * Every attempt is recorded; every stage reports a {@link Step}.
  */
-import { failedStatement, notifyStatement, type StatementListener } from '../core/audit.js';
+import {
+  failedStatement,
+  finishedStatement,
+  notifyStatement,
+  type StatementListener,
+} from '../core/audit.js';
 import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
@@ -237,6 +242,11 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       }
     }
     let result: QueryResult;
+    notifyStatement(input.onStatement, {
+      sql,
+      origin: attempt === 1 ? 'model' : 'repair',
+      outcome: 'started',
+    });
     try {
       result = await input.db.execute(sql, {
         maxRows: input.maxRows,
@@ -245,7 +255,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         signal: input.signal,
       });
     } catch (error) {
-      notifyStatement(input.onStatement, failedStatement(sql, attempt === 1 ? 'model' : 'repair', error));
+      notifyStatement(input.onStatement, finishedStatement(sql, attempt === 1 ? 'model' : 'repair', error));
       const repairable =
         error instanceof SqlrecallError && error.code === 'db_query' && !error.details.cancelled;
       const said = error instanceof Error ? error.message : String(error);

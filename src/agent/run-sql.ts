@@ -7,6 +7,7 @@
  */
 import {
   failedStatement,
+  finishedStatement,
   notifyStatement,
   type StatementListener,
   type StatementOrigin,
@@ -108,6 +109,7 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
     throw error;
   }
+  notifyStatement(input.onStatement, { sql: verdict.sql, origin, outcome: 'started' });
   try {
     const result = await db.execute(verdict.sql, {
       maxRows: input.maxRows,
@@ -124,7 +126,7 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     });
     return { sql: verdict.sql, result };
   } catch (error) {
-    notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
+    notifyStatement(input.onStatement, finishedStatement(verdict.sql, origin, toSqlrecallError(error)));
     throw await withNameHint(error, verdict.sql, catalog);
   }
 }

@@ -301,10 +301,7 @@ export class UserDirectory {
 
 function checkName(name: string, what = 'user'): void {
   if (!USER_NAME_PATTERN.test(name))
-    throw new SqlrecallError(
-      'usage',
-      `A ${what} name is ${USER_NAME_RULE}.`,
-    );
+    throw new SqlrecallError('usage', `A ${what} name is ${USER_NAME_RULE}.`);
 }
 
 /** The stored name whose key (NFKC + case fold) equals that of `name`, if any. */

@@ -185,8 +185,9 @@ export async function policyStatusReport(
   user?: string,
 ): Promise<PolicyStatusReport> {
   const source = await runtime.policySource();
-  // Read once, so the status says whether the file on disk is valid, not merely "not read yet".
-  if (source && source.status().state === 'unloaded') await source.reload();
+  // Read first (a watched file is current already; an unwatched one is compared with the disk), so
+  // the status is the file's now, never merely "not read yet". An invalid file is in the status.
+  await source?.current().catch(() => undefined);
   const status = source?.status();
   const report: PolicyStatusReport = status
     ? {

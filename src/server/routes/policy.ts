@@ -46,11 +46,9 @@ const PolicyStatusSchema = z
     problems: z.array(z.object({ path: z.string(), message: z.string() })),
     users: z.number().nullable(),
     teams: z.number().nullable(),
-    effective: ExplanationSchema.nullable()
-      .optional()
-      .openapi({
-        description: "With ?user: that user's effective policy (null while no policy is in force)",
-      }),
+    effective: ExplanationSchema.nullable().optional().openapi({
+      description: "With ?user: that user's effective policy (null while no policy is in force)",
+    }),
   })
   .openapi('PolicyStatus');
 
