@@ -211,6 +211,7 @@ describe('the policy status over HTTP, and refusals of an invalid policy file', 
 
   const get = async (path: string, token?: string) => {
     const res = await app.request(path, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+    // biome-ignore lint/suspicious/noExplicitAny: the tests read loosely typed JSON documents
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
 

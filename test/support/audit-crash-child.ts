@@ -7,17 +7,21 @@
  *   listener, prints `started` once the statement's started record is written, and waits to be
  *   killed by the parent during the statement.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { runCheckedSql } from '../../src/agent/run-sql.js';
 import { AuditLog } from '../../src/audit/log.js';
-import { createPgliteConnector } from '../../src/databases/pglite/connector.js';
-import { inMemoryPgliteOptions } from './pglite-template.js';
 
 const dir = process.argv[2]!;
 const mode = process.argv[3]!;
 const log = new AuditLog({ dir, retentionDays: 90 });
 const listener = log.listener({ user: 'crash-user', frontEnd: 'cli', question: 'how many orders?' });
 if (mode === 'slow') {
+  // Loaded only here: the record-only mode needs nothing but the audit log.
+  const [{ PGlite }, { runCheckedSql }, { createPgliteConnector }, { inMemoryPgliteOptions }] =
+    await Promise.all([
+      import('@electric-sql/pglite'),
+      import('../../src/agent/run-sql.js'),
+      import('../../src/databases/pglite/connector.js'),
+      import('./pglite-template.js'),
+    ]);
   const connector = createPgliteConnector({ pglite: new PGlite(inMemoryPgliteOptions()) });
   await runCheckedSql({
     db: connector,
