@@ -57,9 +57,10 @@ describe('the one SQL path tells the audit listener', () => {
 
   it('of a statement that ran, with its rows and the policies its result carries', async () => {
     expect((await run('SELECT 1 AS n')).events).toEqual([
+      { sql: 'SELECT 1 AS n', origin: 'person', outcome: 'started' },
       { sql: 'SELECT 1 AS n', origin: 'person', outcome: 'ran', rowCount: 1 },
     ]);
-    expect((await run('SELECT n FROM policed')).events[0]).toMatchObject({
+    expect((await run('SELECT n FROM policed')).events[1]).toMatchObject({
       outcome: 'ran',
       policies: ['team sales'],
     });
@@ -78,6 +79,7 @@ describe('the one SQL path tells the audit listener', () => {
   it('of a statement the database rejected', async () => {
     const { events } = await run('SELECT * FROM missing');
     expect(events).toEqual([
+      expect.objectContaining({ outcome: 'started' }),
       expect.objectContaining({
         outcome: 'failed',
         code: 'db_query',

@@ -6,7 +6,12 @@
  * model that says the schema cannot answer the question gets an honest answer, not invented SQL.
  * Every attempt is recorded; every stage reports a {@link Step}.
  */
-import { failedStatement, notifyStatement, type StatementListener } from '../core/audit.js';
+import {
+  failedStatement,
+  finishedStatement,
+  notifyStatement,
+  type StatementListener,
+} from '../core/audit.js';
 import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
 import type { ChatMessage, ChatModel, ChatResult, DatabaseConnector, QueryResult } from '../core/ports.js';
@@ -218,6 +223,14 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       const check = await checkIdentifiers(sql, input.schema, { searchPath: input.searchPath });
       if (!check.ok) {
         const problem = formatUnknownIdentifiers(check.unknown);
+        // Never run, but recorded: under a data policy a denied column is an unknown name here.
+        notifyStatement(input.onStatement, {
+          sql,
+          origin: attempt === 1 ? 'model' : 'repair',
+          outcome: 'refused',
+          reason: problem,
+          code: 'unknown_name',
+        });
         attempts.push({ sql, error: problem });
         repairs += 1;
         yield { type: 'retried', attempt: attempt + 1, error: problem };
@@ -226,6 +239,11 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
       }
     }
     let result: QueryResult;
+    notifyStatement(input.onStatement, {
+      sql,
+      origin: attempt === 1 ? 'model' : 'repair',
+      outcome: 'started',
+    });
     try {
       result = await input.db.execute(sql, {
         maxRows: input.maxRows,
@@ -234,7 +252,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         signal: input.signal,
       });
     } catch (error) {
-      notifyStatement(input.onStatement, failedStatement(sql, attempt === 1 ? 'model' : 'repair', error));
+      notifyStatement(input.onStatement, finishedStatement(sql, attempt === 1 ? 'model' : 'repair', error));
       const repairable =
         error instanceof SqlrecallError && error.code === 'db_query' && !error.details.cancelled;
       const said = error instanceof Error ? error.message : String(error);

@@ -7,6 +7,7 @@
  */
 import {
   failedStatement,
+  finishedStatement,
   notifyStatement,
   type StatementListener,
   type StatementOrigin,
@@ -100,7 +101,15 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     notifyStatement(input.onStatement, failedStatement(text, origin, refusal));
     throw refusal;
   }
-  const db = typeof input.db === 'function' ? await input.db() : input.db;
+  let db: DatabaseConnector;
+  try {
+    db = typeof input.db === 'function' ? await input.db() : input.db;
+  } catch (error) {
+    // No database for this user: unreachable, or a data policy that cannot be decided.
+    notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
+    throw error;
+  }
+  notifyStatement(input.onStatement, { sql: verdict.sql, origin, outcome: 'started' });
   try {
     const result = await db.execute(verdict.sql, {
       maxRows: input.maxRows,
@@ -117,7 +126,7 @@ export async function runCheckedSql(input: RunSqlInput): Promise<{ sql: string; 
     });
     return { sql: verdict.sql, result };
   } catch (error) {
-    notifyStatement(input.onStatement, failedStatement(verdict.sql, origin, toSqlrecallError(error)));
+    notifyStatement(input.onStatement, finishedStatement(verdict.sql, origin, toSqlrecallError(error)));
     throw await withNameHint(error, verdict.sql, catalog);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SqlrecallError } from '../core/errors.js';
+import { USER_NAME_PATTERN, USER_NAME_RULE } from '../core/limits.js';
 import { type MigrationSeries, runMigrations } from '../databases/postgres/migrate.js';
 import type { SqlClient, SqlSession } from '../memory/store/index.js';
 import { scopeRef } from '../memory/store/scope.js';
@@ -40,8 +41,8 @@ export const TOKEN_PREFIX = 'sqr_';
 /** Token shape: the prefix and 43 base64url characters (32 bytes). */
 export const TOKEN_PATTERN = /^sqr_[A-Za-z0-9_-]{43}$/;
 
-/** User names: 1–100 letters, digits, `.`, `_`, `@`, `-`. */
-export const USER_NAME_PATTERN = /^[\p{L}\p{N}._@-]{1,100}$/u;
+/** User names: 1–100 letters, digits, `.`, `_`, `@`, `-` (the rule `--user` follows too). */
+export { USER_NAME_PATTERN } from '../core/limits.js';
 
 /** Hex SHA-256 of a token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
@@ -300,10 +301,7 @@ export class UserDirectory {
 
 function checkName(name: string, what = 'user'): void {
   if (!USER_NAME_PATTERN.test(name))
-    throw new SqlrecallError(
-      'usage',
-      `A ${what} name is 1 to 100 letters, digits, dots, underscores, @ or hyphens.`,
-    );
+    throw new SqlrecallError('usage', `A ${what} name is ${USER_NAME_RULE}.`);
 }
 
 /** The stored name whose key (NFKC + case fold) equals that of `name`, if any. */

@@ -72,6 +72,24 @@ export function parseJournal(text: string): AuditRecord[] {
   return out;
 }
 
+/** The reason an interrupted statement's record gives. */
+export const INTERRUPTED_REASON = 'the process ended during the statement (killed or crashed)';
+
+/**
+ * The records to store from journal records in the order written: a statement's outcome replaces
+ * its `started` record (same id), and a `started` record left without one becomes `interrupted`.
+ */
+export function settleRecords(records: readonly AuditRecord[]): AuditRecord[] {
+  const byId = new Map<string, AuditRecord>();
+  for (const record of records) {
+    byId.delete(record.id); // the later line wins, in the order of its statement's end
+    byId.set(record.id, record);
+  }
+  return [...byId.values()].map((r) =>
+    r.outcome === 'started' ? { ...r, outcome: 'interrupted', reason: INTERRUPTED_REASON } : r,
+  );
+}
+
 /** One process's journal file, and the take-over of the files of processes that are gone. */
 export class AuditJournal {
   private fd: number | undefined;
@@ -106,18 +124,23 @@ export class AuditJournal {
   /**
    * Stores this process's records not stored yet, then empties the file when nothing was
    * appended meanwhile (checked and done without yielding, so no record slips in between).
+   * Stops before the `started` record of a statement still running (an id in `running`): it and
+   * what follows wait for its outcome, so the table never holds a statement as interrupted that
+   * then finishes.
    * @throws the sink's error (the records stay in the file for the next drain)
    */
-  async drainOwn(sink: AuditSink): Promise<number> {
+  async drainOwn(sink: AuditSink, running: ReadonlySet<string> = new Set()): Promise<number> {
     if (this.fd === undefined) return 0;
     const size = fstatSync(this.fd).size;
     if (size <= this.drained) return 0;
     const buffer = Buffer.alloc(size - this.drained);
     readSync(this.fd, buffer, 0, buffer.length, this.drained);
     // Only whole lines: a record being written is taken next time.
-    const end = buffer.lastIndexOf(0x0a) + 1;
+    let end = buffer.lastIndexOf(0x0a) + 1;
     if (end === 0) return 0;
-    const records = parseJournal(buffer.subarray(0, end).toString('utf8'));
+    if (running.size > 0) end = heldBackAt(buffer.subarray(0, end), running);
+    if (end === 0) return 0;
+    const records = settleRecords(parseJournal(buffer.subarray(0, end).toString('utf8')));
     await sink(records);
     this.drained += end;
     if (fstatSync(this.fd).size === this.drained) {
@@ -156,7 +179,7 @@ export class AuditJournal {
       } catch {
         continue; // another process took it first
       }
-      const records = parseJournal(readFileSync(taken, 'utf8'));
+      const records = settleRecords(parseJournal(readFileSync(taken, 'utf8')));
       await sink(records);
       unlinkSync(taken);
       stored += records.length;
@@ -179,4 +202,19 @@ export class AuditJournal {
       }
     }
   }
+}
+
+/** The offset of the first line of `lines` that starts a statement in `running`, else its length. */
+function heldBackAt(lines: Buffer, running: ReadonlySet<string>): number {
+  let start = 0;
+  while (start < lines.length) {
+    const next = lines.indexOf(0x0a, start) + 1 || lines.length;
+    const line = lines.subarray(start, next).toString('utf8');
+    if (line.includes('"started"')) {
+      const [record] = parseJournal(line);
+      if (record?.outcome === 'started' && running.has(record.id)) return start;
+    }
+    start = next;
+  }
+  return lines.length;
 }

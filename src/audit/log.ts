@@ -50,20 +50,47 @@ export class AuditLog {
   private draining: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly state: AuditStatus = { recorded: 0, stored: 0, errors: 0 };
+  /** Ids of statements started and not finished: their records stay in the journal meanwhile. */
+  private readonly running = new Set<string>();
 
   constructor(private readonly options: AuditLogOptions) {
     this.journal = new AuditJournal(options.dir);
   }
 
-  /** A listener recording every event for `context` (hand it to the one SQL path). */
+  /**
+   * A listener recording every event for `context` (hand it to the one SQL path). A `started`
+   * event is written at once; the statement's outcome is written under the same id, replacing it.
+   * Until then the started record is held in the journal (not moved to the table), so a process
+   * killed mid-statement leaves it there, and the process that takes the journal over stores it as
+   * `interrupted`.
+   */
   listener(context: AuditContext): StatementListener {
-    return (event) => this.record(context, event);
+    let started: { id: string; sql: string } | undefined;
+    return (event) => {
+      if (event.outcome === 'started') {
+        if (started) this.running.delete(started.id);
+        started = { id: randomUUID(), sql: event.sql };
+        this.running.add(started.id);
+        this.record(context, event, started.id);
+        return;
+      }
+      const same = started !== undefined && started.sql === event.sql ? started : undefined;
+      this.record(context, event, same?.id);
+      // Written first, released second: a drain in between never sees the start without its end.
+      if (same) {
+        this.running.delete(same.id);
+        started = undefined;
+      }
+    };
   }
 
-  /** Records one statement: one synchronous journal write; never throws. */
-  record(context: AuditContext, event: StatementEvent): void {
+  /**
+   * Records one statement: one synchronous journal write; never throws. `id` is the id of the
+   * statement's `started` record, which this one completes; default a new id.
+   */
+  record(context: AuditContext, event: StatementEvent, id: string = randomUUID()): void {
     const record: AuditRecord = {
-      id: randomUUID(),
+      id,
       at: new Date().toISOString(),
       user: context.user,
       frontEnd: context.frontEnd,
@@ -98,7 +125,7 @@ export class AuditLog {
       await store.init();
       await store.prune(this.options.retentionDays);
       this.state.stored += await this.journal.drainOrphans((records) => store.insert(records));
-      this.state.stored += await this.journal.drainOwn((records) => store.insert(records));
+      this.state.stored += await this.journal.drainOwn((records) => store.insert(records), this.running);
     });
     return this.attaching;
   }
@@ -111,7 +138,7 @@ export class AuditLog {
     const store = this.store;
     if (!store) return;
     await this.serial(async () => {
-      this.state.stored += await this.journal.drainOwn((records) => store.insert(records));
+      this.state.stored += await this.journal.drainOwn((records) => store.insert(records), this.running);
     });
   }
 

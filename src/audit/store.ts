@@ -35,6 +35,15 @@ export const AUDIT_SERIES: MigrationSeries = {
         'CREATE INDEX IF NOT EXISTS sqlrecall_audit_user_at ON sqlrecall_audit (user_name, at)',
       ],
     },
+    {
+      version: 2,
+      description: 'statements interrupted by the end of their process',
+      statements: [
+        'ALTER TABLE sqlrecall_audit DROP CONSTRAINT IF EXISTS sqlrecall_audit_outcome_check',
+        `ALTER TABLE sqlrecall_audit ADD CONSTRAINT sqlrecall_audit_outcome_check
+     CHECK (outcome IN ('ran', 'refused', 'failed', 'interrupted'))`,
+      ],
+    },
   ],
 };
 

@@ -265,15 +265,16 @@ function buildProgram(io: CliIO, setExit: (code: number) => void, frontEnds: Fro
   program
     .command('users')
     .description(
-      'users of `serve --users`: add NAME [--team T] [--admin] [--team-admin] [--restore-memories] | list | remove NAME | token NAME',
+      'users of `serve --users`: add NAME [--team T] [--admin] [--team-admin] [--restore-memories] | list | remove NAME | token NAME | admin NAME [--revoke]',
     )
-    .argument('<command>', 'add, list, remove or token')
+    .argument('<command>', 'add, list, remove, token or admin')
     .argument('[name]', 'user name')
     .option(
       '--admin',
       'add: an administrator: reads the audit trail and the policy status (with --team, also administers the team)',
     )
     .option('--team-admin', 'add: the user administers their team (changes team memories)')
+    .option('--revoke', 'admin: take the administrator right away instead of granting it')
     .option(
       '--restore-memories',
       'add: bring back the memories and conversations of the most recently removed account of this name (a new account otherwise starts empty)',

@@ -92,8 +92,19 @@ describe('loadConfig', () => {
     expect(config.schemas).toEqual(['public', 'sales']);
   });
 
-  it('treats a hostile user id as plain text', () => {
-    const config = loadConfig({ env: { SQLRECALL_USER: "' OR '1'='1" }, cwd: emptyDir() });
-    expect(config.user).toBe("' OR '1'='1");
+  it('refuses a user id `users add` would refuse (a hostile one too), naming the rule', () => {
+    for (const user of ["' OR '1'='1", 'two words', 'a:b', 'x'.repeat(101)])
+      expect(() => loadConfig({ env: { SQLRECALL_USER: user }, cwd: emptyDir() })).toThrow(
+        expect.objectContaining({
+          code: 'config',
+          exitCode: 2,
+          message: expect.stringMatching(
+            /user name is 1 to 100 letters, digits, dots, underscores, @ or hyphens/,
+          ),
+        }),
+      );
+    expect(loadConfig({ env: { SQLRECALL_USER: 'priya.k@example' }, cwd: emptyDir() }).user).toBe(
+      'priya.k@example',
+    );
   });
 });

@@ -11,6 +11,7 @@
  */
 import { userInfo } from 'node:os';
 import type { z as Zod } from 'zod';
+import { USER_NAME_PATTERN, USER_NAME_RULE } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K } from '../core/memory.js';
 import { DEFAULT_OLLAMA_HOST } from '../core/model-names.js';
 import { duckdbPathOf } from '../databases/duckdb/url.js';
@@ -132,7 +133,12 @@ export const SETTINGS = {
   user: setting({
     env: 'SQLRECALL_USER',
     flag: '--user <id>',
-    schema: (z) => z.string().min(1, { error: 'must not be empty' }),
+    // The rule `users add` applies: a name it refuses would never match an account or a policy entry.
+    schema: (z) =>
+      z
+        .string()
+        .min(1, { error: 'must not be empty' })
+        .regex(USER_NAME_PATTERN, { error: `a user name is ${USER_NAME_RULE}` }),
     default: osUserName,
     defaultText: 'your OS user name',
     help: 'user whose memories apply',
@@ -523,10 +529,14 @@ export const ENVIRONMENT_ONLY: readonly { env: string; defaultText: string; help
   },
 ];
 
-/** The OS user name, or `local` where the process has none (containers without a passwd entry). */
+/**
+ * The OS user name, or `local` where the process has none (containers without a passwd entry) or
+ * where it is no valid user name (a space in it): the default must never make a command fail.
+ */
 function osUserName(): string {
   try {
-    return userInfo().username || 'local';
+    const name = userInfo().username;
+    return USER_NAME_PATTERN.test(name) ? name : 'local';
   } catch {
     return 'local';
   }

@@ -13,7 +13,14 @@ export type StatementOutcome =
   /** The guard or a data policy refused it: it never reached the database. */
   | 'refused'
   /** It reached the database and failed there (an error, a timeout, a cancellation, too large). */
-  | 'failed';
+  | 'failed'
+  /**
+   * It is about to run: told just before execution and written to the journal at once, so a
+   * process killed mid-statement still leaves its record. The statement's outcome replaces it.
+   */
+  | 'started'
+  /** It started and never finished: the process ended during the statement (a record only). */
+  | 'interrupted';
 
 /** Who wrote the statement. */
 export type StatementOrigin =
@@ -93,7 +100,8 @@ export function notifyStatement(
 /**
  * The event of a statement that threw `error`, or undefined when the error says nothing about the
  * statement (an internal check that stopped it before it ran). A refusal is an error with exit code
- * 3 (the guard's, and any data policy's); everything else reached the database.
+ * 3 (the guard's, and any data policy's), or a data policy that could not be decided for the user
+ * (an invalid policy file: nobody reads unrestricted); everything else reached the database.
  */
 export function failedStatement(
   sql: string,
@@ -105,11 +113,33 @@ export function failedStatement(
   return {
     sql,
     origin,
-    outcome: error.exitCode === 3 ? 'refused' : 'failed',
+    outcome: error.exitCode === 3 || noPolicy(error) ? 'refused' : 'failed',
     reason: error.message,
     code: error.code,
     ...(policies ? { policies } : {}),
   };
+}
+
+/** True for the error of a data policy that could not be decided (the policy file is invalid). */
+function noPolicy(error: SqlrecallError): boolean {
+  return error.code === 'config' && (error.details as { setting?: unknown }).setting === 'SQLRECALL_POLICY';
+}
+
+/**
+ * The event of a statement that started and then threw `error`: {@link failedStatement}'s, or for
+ * an error that says nothing about the statement, a failure with its message (a started statement
+ * always gets its outcome, so its record never waits for one).
+ */
+export function finishedStatement(sql: string, origin: StatementOrigin, error: unknown): StatementEvent {
+  return (
+    failedStatement(sql, origin, error) ?? {
+      sql,
+      origin,
+      outcome: 'failed',
+      reason: error instanceof Error ? error.message : String(error),
+      code: error instanceof SqlrecallError ? error.code : 'internal',
+    }
+  );
 }
 
 /**

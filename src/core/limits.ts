@@ -24,3 +24,12 @@ export function checkQuestion(text: string): string {
     );
   return question;
 }
+
+/**
+ * User names, the same rule for `users add`, `--user` and `SQLRECALL_USER`: 1 to 100 letters,
+ * digits, `.`, `_`, `@` or `-` (no spaces, no `:`, which marks archived memory scopes).
+ */
+export const USER_NAME_PATTERN = /^[\p{L}\p{N}._@-]{1,100}$/u;
+
+/** The rule of {@link USER_NAME_PATTERN} in words, for error messages. */
+export const USER_NAME_RULE = '1 to 100 letters, digits, dots, underscores, @ or hyphens';

@@ -29,6 +29,7 @@ import { runSql, sqlDocument, sqlFailureDocument, sqlRuntimeOf } from '../app/ru
 import { readSchema, schemaText } from '../app/schema.js';
 import { schemaContext } from '../app/schema-context.js';
 import type { Config } from '../config/config.js';
+import { failedStatement, notifyStatement } from '../core/audit.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
@@ -286,16 +287,22 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('sql', async (args: z.infer<typeof MCP_INPUTS.sql>, runtime, signal) => {
+      const onStatement = runtime.auditListener({ user: config.user, frontEnd: 'mcp' });
       let run: Awaited<ReturnType<typeof runSql>>;
       try {
+        // A policy that cannot be decided (an invalid file) refuses the statement: recorded too.
+        const policy = await policyOf(runtime).catch((error: unknown) => {
+          notifyStatement(onStatement, failedStatement(args.sql.trim(), 'person', error));
+          throw error;
+        });
         run = await runSql(
           {
             sql: args.sql,
             signal,
             user: config.user,
             ...(config.team !== undefined ? { team: config.team } : {}),
-            policy: await policyOf(runtime),
-            onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp' }),
+            policy,
+            onStatement,
           },
           sqlRuntimeOf(runtime),
         );

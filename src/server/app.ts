@@ -21,6 +21,7 @@ import { registerAsk } from './routes/ask.js';
 import { registerAudit } from './routes/audit.js';
 import { registerConversations } from './routes/conversations.js';
 import { registerMemories } from './routes/memories.js';
+import { registerPolicy } from './routes/policy.js';
 import { registerSchema } from './routes/schema.js';
 import { registerSql } from './routes/sql.js';
 import { registerSystem } from './routes/system.js';
@@ -180,6 +181,7 @@ export function createApp(deps: ServerDeps): OpenAPIHono<AppEnv> {
   registerSchema(app, deps);
   registerSql(app, deps);
   registerAudit(app, deps);
+  registerPolicy(app, deps);
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -6,6 +6,7 @@
  */
 import type { Assistant } from '../agent/assistant.js';
 import type { MemoryApp } from '../app/memory.js';
+import type { PolicyExplanation } from '../app/policy.js';
 import type { SqlRuntime } from '../app/run-sql.js';
 import type { CatalogSource } from '../app/schema.js';
 import type { SchemaContextRuntime } from '../app/schema-context.js';
@@ -23,6 +24,27 @@ export interface ServerAudit {
   list(query: AuditQuery): Promise<AuditRecord[]>;
   /** This process's audit write counters. */
   status(): AuditStatus;
+}
+
+/** `GET /api/policy`: the policy file's status and, when asked, one user's effective policy. */
+export interface PolicyStatusReport {
+  /** Absolute path of the policy file, or null when none is configured. */
+  file: string | null;
+  /** See `PolicyStatus.state`; `none` without a policy file. */
+  state: 'none' | 'unloaded' | 'valid' | 'invalid-kept' | 'invalid';
+  /** True when the file on disk is the version in force (and when there is no file). */
+  valid: boolean;
+  /** When the version in force was loaded (ISO 8601), or null. */
+  loadedAt: string | null;
+  /** When the file on disk was last found invalid, while it is; else null. */
+  failedAt: string | null;
+  /** The problems of the file on disk, while it is invalid. */
+  problems: { path: string; message: string }[];
+  /** Users and teams of the version in force, or null. */
+  users: number | null;
+  teams: number | null;
+  /** With a user asked about: what they may read (`policy explain`), null while no policy is in force. */
+  effective?: PolicyExplanation | null;
 }
 
 /** The memory the routes hand to the use cases of `src/app` (the routes never read the store). */
@@ -104,6 +126,11 @@ export interface ServerDeps {
    * default nothing restricted.
    */
   policyFor?(principal: Principal): Promise<EffectivePolicy>;
+  /**
+   * The policy file's status, and `user`'s effective policy when given (`GET /api/policy`);
+   * absent: that route answers 404.
+   */
+  policyStatus?(user?: string): Promise<PolicyStatusReport>;
   /** The audit trail; absent: nothing is recorded and `GET /api/audit` answers 404. */
   audit?: ServerAudit;
   /** Access log sink; default none. */

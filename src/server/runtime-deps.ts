@@ -4,12 +4,14 @@
  */
 import type { Assistant } from '../agent/assistant.js';
 import { memoryStoreInfo } from '../app/memory.js';
+import { explainPolicy } from '../app/policy.js';
 import { sqlLimitsOf } from '../app/run-sql.js';
+import { userNameKey } from '../app/user-names.js';
 import { AuditStore } from '../audit/store.js';
 import { maskUrl } from '../core/redact.js';
 import type { SqlClient } from '../memory/store/index.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { AccessLogEntry, AuthMode, ComponentHealth, ServerDeps } from './deps.js';
+import type { AccessLogEntry, AuthMode, ComponentHealth, PolicyStatusReport, ServerDeps } from './deps.js';
 
 /** Resolves within `ms` or reports that the component did not answer in time. */
 async function probe(ms: number, check: () => Promise<unknown>): Promise<ComponentHealth> {
@@ -65,6 +67,7 @@ export function depsFromRuntime(runtime: Runtime, options: RuntimeDepsOptions): 
     maxRequestsPerUser: config.maxRequestsPerUser,
     policyFor: (principal) =>
       runtime.policyFor(principal.user, principal.team !== undefined ? { team: principal.team } : {}),
+    policyStatus: (user) => policyStatusReport(runtime, options.auth, user),
     memory,
     audit: {
       listener: (context) => runtime.auditListener(context),
@@ -170,4 +173,57 @@ export async function policyHealth(
         message: 'The policy file is invalid, so every statement is refused. Run `sqlrecall policy check`.',
       };
   }
+}
+
+/**
+ * `GET /api/policy`: the status of the runtime's policy file and, for `user`, their effective
+ * policy under the version in force (their registered team applies when the file has no entry for
+ * them). Null while no version is in force (the file never valid: every statement is refused).
+ * @throws the user directory's error when it cannot be read
+ */
+export async function policyStatusReport(
+  runtime: Runtime,
+  auth: AuthMode,
+  user?: string,
+): Promise<PolicyStatusReport> {
+  const source = await runtime.policySource();
+  // Read first (a watched file is current already; an unwatched one is compared with the disk), so
+  // the status is the file's now, never merely "not read yet". An invalid file is in the status.
+  await source?.current().catch(() => undefined);
+  const status = source?.status();
+  const report: PolicyStatusReport = status
+    ? {
+        file: status.path,
+        state: status.state,
+        valid: status.state === 'valid',
+        loadedAt: status.loadedAt ?? null,
+        failedAt: status.failedAt ?? null,
+        problems: status.problems.map((p) => ({ path: p.path, message: p.message })),
+        users: status.users ?? null,
+        teams: status.teams ?? null,
+      }
+    : {
+        file: null,
+        state: 'none',
+        valid: true,
+        loadedAt: null,
+        failedAt: null,
+        problems: [],
+        users: null,
+        teams: null,
+      };
+  if (user === undefined) return report;
+  let team: string | undefined;
+  if (auth.mode === 'users') {
+    const key = userNameKey(user);
+    team = (await auth.users.list()).find((u) => userNameKey(u.user) === key)?.team;
+  } else if (userNameKey(user) === userNameKey(auth.user)) team = auth.team;
+  try {
+    const policy = await runtime.policyFor(user, team !== undefined ? { team } : {});
+    report.effective = explainPolicy(report.file, policy);
+  } catch {
+    // No version in force: the status above says why.
+    report.effective = null;
+  }
+  return report;
 }

@@ -1,12 +1,13 @@
 /**
- * `sqlrecall users add|list|remove|token`: the users of multi-user `serve` and their personal
- * access tokens. A token is printed once, on stdout; only its hash is stored (in the memory
+ * `sqlrecall users add|list|remove|token|admin`: the users of multi-user `serve`, their personal
+ * access tokens, and who administers sqlrecall (reads the audit trail and the policy status). A token is printed once, on stdout; only its hash is stored (in the memory
  * store's database). With the embedded memory store, run this while `serve` is stopped.
  */
 
 import { type RestoredMemories, UserDirectory } from '../../app/users.js';
-import { SqlrecallError } from '../../core/errors.js';
+import { isSqlrecallError, SqlrecallError } from '../../core/errors.js';
 import { memoryClient } from '../../runtime/memory-runtime.js';
+import { closest } from '../../sql/identifiers.js';
 import { configFrom } from '../config-from.js';
 import type { CliIO } from '../io.js';
 import { printJson } from '../output.js';
@@ -14,12 +15,12 @@ import type { GlobalOptions } from '../program.js';
 import { reportError } from '../report.js';
 
 /** Subcommands of `users`. */
-export const USERS_SUBCOMMANDS = ['add', 'list', 'remove', 'token'] as const;
+export const USERS_SUBCOMMANDS = ['add', 'list', 'remove', 'token', 'admin'] as const;
 
 /** Runs `users <subcommand> [name]`. */
 export async function runUsers(
   io: CliIO,
-  opts: GlobalOptions & { admin?: boolean; teamAdmin?: boolean; restoreMemories?: boolean },
+  opts: GlobalOptions & { admin?: boolean; teamAdmin?: boolean; restoreMemories?: boolean; revoke?: boolean },
   subcommand: string,
   name: string | undefined,
 ): Promise<number> {
@@ -32,6 +33,8 @@ export async function runUsers(
         'usage',
         `Unknown users command "${subcommand}"; use one of ${USERS_SUBCOMMANDS.join(', ')}.`,
       );
+    if (opts.revoke && subcommand !== 'admin')
+      throw new SqlrecallError('usage', '--revoke goes with `users admin NAME`.');
     if (subcommand !== 'list' && !name)
       throw new SqlrecallError('usage', `Give the user name: sqlrecall users ${subcommand} NAME.`);
     const config = configFrom(io, opts);
@@ -66,6 +69,17 @@ export async function runUsers(
         out(
           { user: name, token },
           `New access token for ${name} (earlier tokens no longer work; shown once):\n${token}\n`,
+        );
+        break;
+      }
+      case 'admin': {
+        const admin = !opts.revoke;
+        const user = await setAdmin(users, name!, admin);
+        out(
+          { user, admin },
+          admin
+            ? `${user} is now an administrator: reads the audit trail and the policy status over HTTP (\`users admin ${user} --revoke\` undoes it).\n`
+            : `${user} is no longer an administrator.\n`,
         );
         break;
       }
@@ -104,4 +118,26 @@ function restoredText(user: string, restored: RestoredMemories): string {
     .map(([kind, n]) => `${n} ${kind}`)
     .join(', ');
   return `Restored ${restored.memories} memories${kinds ? ` (active: ${kinds})` : ''} and ${restored.conversations} conversations of the ${user} account removed at ${restored.archivedAt}.\n`;
+}
+
+/**
+ * Grants or revokes the administrator right of `name`.
+ * @returns the stored name
+ * @throws SqlrecallError `not_found` (exit 2) for an unknown user, naming the closest registered ones
+ */
+async function setAdmin(users: UserDirectory, name: string, admin: boolean): Promise<string> {
+  try {
+    return await users.setAdmin(name, admin);
+  } catch (error) {
+    if (!isSqlrecallError(error, 'not_found')) throw error;
+    const near = closest(
+      name,
+      (await users.list()).map((u) => ({ key: u.user, text: u.user })),
+    );
+    throw new SqlrecallError('not_found', `There is no user ${name.slice(0, 100)}.`, {
+      details: {
+        hint: near.length > 0 ? `Did you mean ${near.join(', ')}?` : 'See `sqlrecall users list`.',
+      },
+    });
+  }
 }

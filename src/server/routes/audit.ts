@@ -19,7 +19,9 @@ const AuditRecordSchema = z
     frontEnd: z.enum(['cli', 'http', 'mcp']),
     question: z.string().nullable(),
     sql: z.string(),
-    outcome: z.enum(['ran', 'refused', 'failed']),
+    outcome: z.enum(['ran', 'refused', 'failed', 'interrupted', 'started']).openapi({
+      description: 'interrupted: the process ended during the statement; started is never stored',
+    }),
     origin: z.enum(['model', 'repair', 'person', 'fallback']),
     rowCount: z.number().nullable(),
     reason: z.string().nullable(),

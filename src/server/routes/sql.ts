@@ -7,6 +7,8 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
 import { runSql, type SqlFailureDocument, sqlDocument } from '../../app/run-sql.js';
+import { failedStatement, notifyStatement } from '../../core/audit.js';
+import type { EffectivePolicy } from '../../policy/types.js';
 import { type AppEnv, errorBody } from '../context.js';
 import type { ServerDeps } from '../deps.js';
 import { ChartSchema, ErrorSchema, errorResponses } from '../schemas.js';
@@ -69,10 +71,17 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const { sql } = c.req.valid('json');
     const controller = new AbortController();
     c.req.raw.signal?.addEventListener('abort', () => controller.abort());
-    const policy = await deps.policyFor?.(principal);
     const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
     let run: Awaited<ReturnType<typeof runSql>>;
     try {
+      let policy: EffectivePolicy | undefined;
+      try {
+        policy = await deps.policyFor?.(principal);
+      } catch (error) {
+        // No policy decided for this user (an invalid file): refused, and recorded as such.
+        notifyStatement(onStatement, failedStatement(sql.trim(), 'person', error));
+        throw error;
+      }
       run = await runSql(
         {
           sql,
