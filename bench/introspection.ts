@@ -2,7 +2,7 @@
  * Introspection benchmark: sqlrecall's fixed-count catalog queries beside a naive per-table
  * approach (what a tool that walks information_schema table by table does), measured in the same
  * run on the same throw-away database; then `introspect()` of the same generated schema on every
- * other engine of {@link ENGINES} (PGlite, MariaDB/MySQL), one table "engine | tables | ms".
+ * other engine of {@link ENGINES} (PGlite, MariaDB/MySQL, SQLite, DuckDB), one table "engine | tables | ms".
  *
  *   npx tsx bench/introspection.ts [--tables 1000] [--repeat 3] [--url postgres://…]
  *     [--mysql-url mysql://…] [--json]
@@ -13,6 +13,10 @@
  * CREATE DATABASE; an engine that is not reachable is listed as skipped, with the reason.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import mysql from 'mysql2/promise';
@@ -417,8 +421,98 @@ const mariadbEngine: BenchEngine = {
   },
 };
 
+/**
+ * The schema as DuckDB DDL: PostgreSQL's, with `JSON` for `jsonb` (DuckDB has no jsonb) and
+ * `VARCHAR[]` for `text[]`; DuckDB keeps table comments.
+ */
+function duckdbDdl(tables: GeneratedTable[]): string[] {
+  // DuckDB indexes no LIST or JSON key: those unique indexes are left out.
+  const unindexable = new Set(
+    tables.flatMap((table) =>
+      table.columns
+        .filter((c) => c.type.postgres === 'jsonb' || c.type.postgres === 'text[]')
+        .map((c) => `${table.name}_${c.name}_key`),
+    ),
+  );
+  return postgresDdl(tables)
+    .filter(
+      (statement) =>
+        !/^CREATE UNIQUE INDEX (\S+)/.test(statement) || !unindexable.has(statement.split(' ')[3]!),
+    )
+    .map((statement) => statement.replace(/\bjsonb\b/g, 'JSON').replace(/\btext\[\]/g, 'VARCHAR[]'));
+}
+
+/** A temporary folder for a file engine's database, removed by the returned function. */
+function scratchFolder(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const sqliteEngine: BenchEngine = {
+  name: 'sqlite',
+  async unavailable() {
+    try {
+      createRequire(import.meta.url).resolve('better-sqlite3');
+      return undefined;
+    } catch {
+      return 'the optional package better-sqlite3 is not installed';
+    }
+  },
+  async setUp(tables) {
+    const { default: Database } = await import('better-sqlite3');
+    const scratch = scratchFolder('sqlrecall-bench-sqlite-');
+    const file = join(scratch.dir, 'bench.db');
+    const db = new Database(file);
+    // SQLite accepts PostgreSQL's type names as declared types; it keeps no comments.
+    db.exec(
+      postgresDdl(tables)
+        .filter((statement) => !statement.startsWith('COMMENT'))
+        .join('\n'),
+    );
+    db.close();
+    const connector = await openDatabase(`sqlite:${file}`);
+    return {
+      connector,
+      dispose: async () => {
+        await connector.close();
+        scratch.remove();
+      },
+    };
+  },
+};
+
+const duckdbEngine: BenchEngine = {
+  name: 'duckdb',
+  async unavailable() {
+    try {
+      createRequire(import.meta.url).resolve('@duckdb/node-api');
+      return undefined;
+    } catch {
+      return 'the optional package @duckdb/node-api is not installed';
+    }
+  },
+  async setUp(tables) {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const scratch = scratchFolder('sqlrecall-bench-duckdb-');
+    const file = join(scratch.dir, 'bench.duckdb');
+    const instance = await DuckDBInstance.create(file);
+    const connection = await instance.connect();
+    for (const statement of duckdbDdl(tables)) await connection.run(statement);
+    connection.closeSync();
+    instance.closeSync();
+    const connector = await openDatabase(`duckdb:${file}`);
+    return {
+      connector,
+      dispose: async () => {
+        await connector.close();
+        scratch.remove();
+      },
+    };
+  },
+};
+
 /** The engines measured after the PostgreSQL server, in order. */
-const ENGINES: BenchEngine[] = [pgliteEngine, mariadbEngine];
+const ENGINES: BenchEngine[] = [pgliteEngine, mariadbEngine, sqliteEngine, duckdbEngine];
 
 /** Sets up `engine`, introspects `repeat` times, checks every table and foreign key was found. */
 async function measureEngine(

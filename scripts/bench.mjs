@@ -36,7 +36,7 @@ const REGISTRY = [
   {
     name: 'introspection',
     restsOn:
-      'real components: the PostgreSQL 15 server and its catalog, then embedded PGlite and MariaDB 10.11 (per-engine table); no model',
+      'real components: the PostgreSQL 15 server and its catalog, then embedded PGlite, MariaDB 10.11, SQLite (better-sqlite3) and DuckDB files (per-engine table); no model',
     title: 'Schema introspection: fixed catalog queries vs. per-table information_schema walking',
     script: 'bench/introspection.ts',
     quick: ['--tables', '200', '--repeat', '1'],
