@@ -21,7 +21,9 @@
  *
  * The `mysql-*` rows time the MySQL/MariaDB guard (`sql/mysql/guard.ts`: its lexer, then
  * node-sql-parser's MySQL grammar and the tree checks) on the same two statements written for
- * MySQL, so the guard's latency is there per dialect.
+ * MySQL, so the guard's latency is there per dialect; likewise `sqlite-*` (SQLite's date
+ * arithmetic) and `duckdb-*` (DuckDB's own parser reads the PostgreSQL text; its first call starts an
+ * in-memory engine, which the warm-up calls absorb).
  */
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
@@ -30,9 +32,11 @@ import { createPgliteConnector } from '../src/databases/pglite/connector.js';
 import { withDataPolicy } from '../src/databases/policed.js';
 import { percentile } from '../src/eval/report.js';
 import type { EffectivePolicy } from '../src/policy/types.js';
+import { guardDuckdbSql } from '../src/sql/duckdb/guard.js';
 import { guardSql, loadGuardParser } from '../src/sql/guard.js';
 import { guardMysqlSql } from '../src/sql/mysql/guard.js';
 import type { PolicyCatalog, PolicyRelation } from '../src/sql/policy-rewrite.js';
+import { guardSqliteSql } from '../src/sql/sqlite/guard.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -197,19 +201,36 @@ const MYSQL_STATEMENTS: Record<string, string> = {
     WHERE o.id IN (SELECT owner_id FROM recent WHERE amount > 100)
     ORDER BY place LIMIT 20`,
 };
-runs.push(
-  ...Object.entries(MYSQL_STATEMENTS).map(([name, sql]): [string, string, typeof guarded] => [
-    `mysql-${name}`,
-    sql,
-    async (text) => {
-      const started = performance.now();
-      const verdict = await guardMysqlSql(text);
-      const took = performance.now() - started;
-      if (!verdict.ok) throw new Error(verdict.reason);
-      return took;
-    },
-  ]),
-);
+// SQLite rows: the large statement with SQLite's date arithmetic; DuckDB reads PostgreSQL's text.
+const SQLITE_STATEMENTS: Record<string, string> = {
+  join: STATEMENTS.join!,
+  large: STATEMENTS.large!.replace("now() - interval '30 days'", "date('now', '-30 days')"),
+};
+
+/** A dialect guard, timed; a refusal throws. */
+function timedGuard(guard: (sql: string) => Promise<{ ok: boolean; reason?: string }>) {
+  return async (text: string): Promise<number> => {
+    const started = performance.now();
+    const verdict = await guard(text);
+    const took = performance.now() - started;
+    if (!verdict.ok) throw new Error(verdict.reason);
+    return took;
+  };
+}
+
+const DIALECT_RUNS: [string, Record<string, string>, (sql: string) => Promise<number>][] = [
+  ['mysql', MYSQL_STATEMENTS, timedGuard(guardMysqlSql)],
+  ['sqlite', SQLITE_STATEMENTS, timedGuard(guardSqliteSql)],
+  ['duckdb', STATEMENTS, timedGuard(guardDuckdbSql)],
+];
+for (const [dialect, statements, check] of DIALECT_RUNS)
+  runs.push(
+    ...Object.entries(statements).map(([name, sql]): [string, string, typeof check] => [
+      `${dialect}-${name}`,
+      sql,
+      check,
+    ]),
+  );
 
 for (const [name, sql, check] of runs) {
   // A refusal throws: every figure times an accepted statement.
