@@ -87,6 +87,27 @@ describe('duckdb: URLs and plain paths', () => {
     await db.close();
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it('refuses a SQLite file given as duckdb: before DuckDB opens it (it would fetch and load its SQLite extension)', async () => {
+    const dir = tempDir('sqlrecall-duckdb-sqlite-header-');
+    const home = tempDir('sqlrecall-duckdb-home-');
+    const file = join(dir, 'shop.duckdb');
+    // SQLite's 16-byte header and a page of zeros: what DuckDB recognises as a SQLite database.
+    writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), Buffer.alloc(4080)]));
+    const before = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const db = await openDatabase(`duckdb:${file}`);
+      const error = await caught(db.ping());
+      await db.close();
+      expect(error.code).toBe('config');
+      expect(error.message).toContain(`use sqlite:${file}`);
+    } finally {
+      process.env.HOME = before;
+    }
+    // Nothing was installed: no extension folder appeared in the home folder.
+    expect(readdirSync(home)).toEqual([]);
+  });
 });
 
 describe('a .duckdb file', () => {

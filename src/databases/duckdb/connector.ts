@@ -15,7 +15,7 @@
  * A statement runs on its own connection under a watchdog that interrupts it at `timeoutMs`
  * (DuckDB has no server-side statement timeout), and the caller's signal interrupts it too.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -32,7 +32,7 @@ import type { Schema } from '../../core/schema.js';
 import { duckdbCancelled, duckdbOpenError, duckdbQueryError } from './errors.js';
 import { type DataFile, type DataFolder, scanDataFiles } from './files.js';
 import { introspectDuckdb } from './introspect.js';
-import { type DuckdbModule, loadDuckdb, lockdownStatements } from './load.js';
+import { type DuckdbModule, loadDuckdb, lockdownStatements, NO_EXTENSIONS } from './load.js';
 import { DATA_FILE_READERS } from './url.js';
 import { cellBytes, cellConverter, duckdbTypeName } from './values.js';
 
@@ -221,13 +221,17 @@ async function openSource(duckdb: DuckdbModule, source: Source, displayName: str
     let allowed: string[] = [];
     if (source.kind === 'database') {
       path = source.path;
+      if (startsWithSqliteHeader(path))
+        throw new SqlrecallError('config', `${path} is a SQLite file, not a DuckDB one: use sqlite:${path}`, {
+          details: { hint: `DATABASE_URL=sqlite:${path} (or --db sqlite:${path})` },
+        });
     } else {
       tempDir = mkdtempSync(join(tmpdir(), 'sqlrecall-duckdb-views-'));
       path = join(tempDir, 'files.duckdb');
       await writeViews(duckdb, path, source.data.files);
       allowed = source.data.files.map((file) => file.path);
     }
-    instance = await duckdb.DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
+    instance = await duckdb.DuckDBInstance.create(path, { ...NO_EXTENSIONS, access_mode: 'READ_ONLY' });
     const setup = await instance.connect();
     try {
       for (const statement of lockdownStatements(allowed)) await setup.run(statement);
@@ -242,9 +246,27 @@ async function openSource(duckdb: DuckdbModule, source: Source, displayName: str
   }
 }
 
+/**
+ * True when the file begins with SQLite's header. DuckDB would read such a file only through its
+ * SQLite extension, which sqlrecall never loads; the file belongs to `sqlite:PATH`.
+ */
+function startsWithSqliteHeader(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const header = Buffer.alloc(16);
+    const read = readSync(fd, header, 0, 16, 0);
+    return read === 16 && header.toString('latin1') === 'SQLite format 3\u0000';
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** Writes one view per data file into a new database at `path`, then closes it. */
 async function writeViews(duckdb: DuckdbModule, path: string, files: readonly DataFile[]): Promise<void> {
-  const writer = await duckdb.DuckDBInstance.create(path);
+  const writer = await duckdb.DuckDBInstance.create(path, { ...NO_EXTENSIONS });
   try {
     const connection = await writer.connect();
     try {

@@ -49,6 +49,18 @@ function missingPackage(error: unknown): never {
 }
 
 /**
+ * Options every DuckDB instance sqlrecall creates is opened with: no extension installed or
+ * loaded, even while the file is opened. They must be given at creation, not set after it: DuckDB
+ * recognises some files by their header when it opens them (a SQLite file, say) and would fetch
+ * and load the extension that reads them before any `SET` could run.
+ */
+export const NO_EXTENSIONS: Readonly<Record<string, string>> = {
+  autoinstall_known_extensions: 'false',
+  autoload_known_extensions: 'false',
+  allow_community_extensions: 'false',
+};
+
+/**
  * The statements that lock an opened DuckDB instance down, in the order the engine accepts them:
  * no extension installed or loaded, nothing spilled to a temporary folder, no file but
  * `allowedPaths` reachable (`enable_external_access = false` also stops ATTACH, COPY and

@@ -13,7 +13,7 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { JsonObject } from '../../core/json.js';
 import { severalStatements } from '../../core/refusal.js';
-import { loadDuckdb, lockdownStatements } from '../../databases/duckdb/load.js';
+import { loadDuckdb, lockdownStatements, NO_EXTENSIONS } from '../../databases/duckdb/load.js';
 import type { GuardVerdict } from '../guard.js';
 import {
   ALLOWED_TABLE_FUNCTIONS,
@@ -35,7 +35,7 @@ let parser: Promise<Parser> | undefined;
 function loadParser(): Promise<Parser> {
   parser ??= (async () => {
     const duckdb = await loadDuckdb();
-    const instance = await duckdb.DuckDBInstance.create(':memory:');
+    const instance = await duckdb.DuckDBInstance.create(':memory:', { ...NO_EXTENSIONS });
     const connection = await instance.connect();
     try {
       for (const statement of lockdownStatements()) await connection.run(statement);
