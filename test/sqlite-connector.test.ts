@@ -4,6 +4,7 @@
  * holding the connection is killed and the next call opens the file again), and the "did you mean"
  * check reading SQLite names without regard to case.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +16,7 @@ import { sqliteDriverMissing } from '../src/databases/sqlite/errors.js';
 import { sqlitePathOf } from '../src/databases/sqlite/url.js';
 import { DIALECTS } from '../src/sql/dialects.js';
 import { checkIdentifiers } from '../src/sql/identifiers.js';
+import { startSqlrecall } from './support/cli.js';
 import {
   betterSqliteInstalled,
   fileSha256,
@@ -22,6 +24,8 @@ import {
   sqliteEngine,
 } from './support/conformance/sqlite.js';
 import { tempDir } from './support/temp-dir.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('sqlite: URLs', () => {
   it('selects the SQLite engine and dialect', () => {
@@ -219,4 +223,43 @@ describe.skipIf(!betterSqliteInstalled())('a file that is not a SQLite database'
     }
     expect(fileSha256(path)).toBe(sha);
   });
+});
+
+describe.skipIf(!betterSqliteInstalled())('a sqlrecall process killed during a SQLite statement', () => {
+  /** Process ids of SQLite children holding `path` (from `ps`, so no library is needed). */
+  const childrenOn = (path: string): number[] =>
+    execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes('sqlite-worker') && line.includes(path))
+      .map((line) => Number(line.trim().split(/\s+/)[0]));
+
+  it('leaves no child computing: the child ends when its parent is gone, even mid-statement', async () => {
+    const fixture = await sqliteEngine.setUp();
+    const path = fixture.url.slice('sqlite:'.length);
+    const running = startSqlrecall(
+      [
+        'sql',
+        '--db',
+        fixture.url,
+        '--timeout-ms',
+        '120000',
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c',
+      ],
+      {},
+    );
+    try {
+      const deadline = Date.now() + 30_000;
+      while (childrenOn(path).length === 0 && Date.now() < deadline) await sleep(200);
+      expect(childrenOn(path).length).toBe(1);
+      await sleep(500); // the endless statement is running now
+      running.child.kill('SIGKILL');
+      await running.exited;
+      const gone = Date.now() + 5_000;
+      while (childrenOn(path).length > 0 && Date.now() < gone) await sleep(200);
+      expect(childrenOn(path)).toEqual([]);
+    } finally {
+      for (const pid of childrenOn(path)) process.kill(pid, 'SIGKILL');
+      await fixture.dispose();
+    }
+  }, 60_000);
 });

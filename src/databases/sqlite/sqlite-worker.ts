@@ -7,6 +7,7 @@
  * text guard's.
  */
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { convertSqliteValue, type SqliteRawValue, sqliteStorageClass, sqliteValueBytes } from './values.js';
 import type {
@@ -118,6 +119,17 @@ function errorData(error: unknown): SqliteErrorData {
 
 // The connector gone (its process ended or closed the channel): nothing is left to answer.
 process.on('disconnect', () => process.exit(0));
+
+// A statement runs synchronously on this thread, so while one runs the 'disconnect' above cannot
+// fire: a parent killed then would leave this process computing (an endless recursive CTE spins
+// forever). A watchdog thread, which runs beside a busy main thread, ends this process as soon as
+// its parent is gone (the parent id changes when the parent dies).
+const watchdog = new Worker(
+  `const { workerData } = require('node:worker_threads');
+   setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, 500);`,
+  { eval: true, workerData: process.ppid },
+);
+watchdog.unref();
 
 process.on('message', (task: SqliteTask) => {
   let reply: SqliteReply;
