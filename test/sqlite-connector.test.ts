@@ -5,15 +5,18 @@
  * check reading SQLite names without regard to case.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
 import { SqlrecallError } from '../src/core/errors.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { dialectOfUrl, openDatabase, parseDatabaseUrl } from '../src/databases/open.js';
 import { sqliteDriverMissing } from '../src/databases/sqlite/errors.js';
 import { sqlitePathOf } from '../src/databases/sqlite/url.js';
+import { checkDatabaseRole } from '../src/runtime/doctor.js';
+import { Runtime } from '../src/runtime/runtime.js';
 import { DIALECTS } from '../src/sql/dialects.js';
 import { checkIdentifiers } from '../src/sql/identifiers.js';
 import { startSqlrecall } from './support/cli.js';
@@ -262,4 +265,31 @@ describe.skipIf(!betterSqliteInstalled())('a sqlrecall process killed during a S
       await fixture.dispose();
     }
   }, 60_000);
+});
+
+describe.skipIf(!betterSqliteInstalled())('doctor on a SQLite file', () => {
+  it('checks that the file is read-only for this user instead of running a role query', async () => {
+    const fixture = await sqliteEngine.setUp();
+    const path = fixture.url.slice('sqlite:'.length);
+    const runtime = new Runtime(
+      loadConfig({ env: {}, cwd: '/nonexistent', flags: { databaseUrl: fixture.url } }),
+    );
+    try {
+      const check = await checkDatabaseRole(runtime);
+      expect(check?.name).toBe('database file');
+      // The test may run as root, who can write any file: the verdict follows what access() says.
+      let writable = true;
+      try {
+        accessSync(path, constants.W_OK);
+      } catch {
+        writable = false;
+      }
+      expect(check?.level).toBe(writable ? 'warn' : 'ok');
+      expect(check?.message).toContain(path);
+      if (writable) expect(check?.fix).toContain(`chmod a-w ${path}`);
+    } finally {
+      await runtime.close();
+      await fixture.dispose();
+    }
+  });
 });

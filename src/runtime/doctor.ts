@@ -3,7 +3,7 @@
  * what is wrong in one sentence and the exact command that fixes it.
  */
 
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { type ErrorCode, isSqlrecallError, toSqlrecallError } from '../core/errors.js';
 import type { DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import {
@@ -331,6 +331,7 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
   if (!url || /^pglite:/i.test(url)) return undefined;
   try {
     const db = await runtime.database();
+    if (db.dialect === 'sqlite' || db.dialect === 'duckdb') return await checkFileWritable(url);
     const other = ROLE_CHECKS[db.dialect];
     if (other) return await other(db);
     const result = await db.execute(ROLE_PRIVILEGES_SQL, { maxRows: 1, timeoutMs: 10_000 });
@@ -369,6 +370,38 @@ export async function checkDatabaseRole(runtime: Runtime): Promise<Check | undef
       message: `Could not check the role's privileges: ${err.message}`,
     };
   }
+}
+
+/**
+ * A file engine has no role: sqlrecall opens the file read-only, and the last line of defence is a
+ * file (or folder of files) this process's user cannot write. Warns when it can, with the fix.
+ */
+async function checkFileWritable(url: string): Promise<Check> {
+  const { parseDatabaseUrl } = await import('../databases/open.js');
+  const target = parseDatabaseUrl(url);
+  const path =
+    target.engine === 'sqlite'
+      ? (await import('../databases/sqlite/url.js')).sqlitePathOf(target.url)
+      : target.engine === 'duckdb'
+        ? target.path
+        : undefined;
+  if (path === undefined || !existsSync(path))
+    return { name: 'database file', ok: true, level: 'ok', message: 'no file to check' };
+  let writable = true;
+  try {
+    accessSync(path, constants.W_OK);
+  } catch {
+    writable = false;
+  }
+  if (!writable)
+    return { name: 'database file', ok: true, level: 'ok', message: `${path} is read-only for this user` };
+  return {
+    name: 'database file',
+    ok: true,
+    level: 'warn',
+    message: `${path} is writable by this user. sqlrecall opens it read-only, but a file this user cannot write is the last line of defence.`,
+    fix: `let this user only read it, e.g. chmod a-w ${path} (or give the file to another owner with group read)`,
+  };
 }
 
 /** The user check of each engine that is not PostgreSQL's role check above. */
