@@ -122,6 +122,34 @@ describe('row counts of a row-filtered table', () => {
   });
 });
 
+describe('functions that describe the catalog', () => {
+  const sql = (statement: string, extra: Record<string, string> = {}) =>
+    runCliInProcess(['sql', statement, '--user', 'sam', '--json'], { env: { ...env(), ...extra } });
+
+  it.each([
+    ["SELECT col_description('customers'::regclass, 3) AS c", 'col_description'],
+    ["SELECT obj_description('customers'::regclass) AS c", 'obj_description'],
+    ["SELECT pg_get_viewdef('india_customers') AS d", 'pg_get_viewdef'],
+    ["SELECT pg_get_viewdef('india_customers'::regclass, true) AS d", 'pg_get_viewdef'],
+    ["SELECT to_regclass('public.notes') AS r", 'to_regclass'],
+    ["SELECT has_table_privilege('notes', 'SELECT') AS p", 'has_table_privilege'],
+    ["SELECT * FROM json_populate_record(null::customers, '{}')", 'json_populate_record'],
+    ['SELECT (null::customers).country AS c', 'row type of customers'],
+  ])('refuses %s for a policed user', async (statement, named) => {
+    const run = await sql(statement);
+    expect(run.code).toBe(3);
+    expect(run.stdout + run.stderr).toContain(named);
+  });
+
+  it('keeps casts to built-in types, and the functions for a user without a policy', async () => {
+    const cast = await sql("SELECT '7'::int AS n, 'x'::text AS t, now()::date IS NOT NULL AS d");
+    expect(cast.code).toBe(0);
+    const open = await sql("SELECT pg_get_viewdef('india_customers') AS d", { SQLRECALL_POLICY: '' });
+    expect(open.code).toBe(0);
+    expect(open.stdout).toContain('India');
+  });
+});
+
 describe('views the user cannot read', () => {
   it('are not in the schema (JSON or text); views they can read are', async () => {
     const schema = await schemaOf('sam');

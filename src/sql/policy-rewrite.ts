@@ -139,6 +139,86 @@ function checkRowCounts(stmt: JsonObject, policy: EffectivePolicy, keys: readonl
   });
 }
 
+/**
+ * Built-in functions that describe catalog objects by name or OID: comments (a denied column's or
+ * a hidden table's), view, function, index, rule and constraint definitions (their text quotes
+ * what a view filters on), object names and privileges (which confirm a hidden table exists), and
+ * record functions that name a table's row type (`json_populate_record(null::t, …)` lists its
+ * columns). The schema each user sees already holds what they may know of the catalog.
+ */
+const CATALOG_DESCRIBING_FUNCTIONS = new Set([
+  'col_description',
+  'obj_description',
+  'shobj_description',
+  'pg_describe_object',
+  'pg_identify_object',
+  'pg_identify_object_as_address',
+  'pg_get_object_address',
+  'to_regclass',
+  'to_regtype',
+  'to_regproc',
+  'to_regprocedure',
+  'to_regnamespace',
+  'has_table_privilege',
+  'has_column_privilege',
+  'has_any_column_privilege',
+  'has_sequence_privilege',
+  'has_function_privilege',
+  'json_populate_record',
+  'json_populate_recordset',
+  'jsonb_populate_record',
+  'jsonb_populate_recordset',
+  'jsonb_populate_record_valid',
+]);
+
+/** Built-in type names a cast commonly names (the parser's own spellings included). */
+const BUILT_IN_TYPE_NAMES = new Set(
+  (
+    'text varchar bpchar char character name int int2 int4 int8 integer smallint bigint numeric decimal ' +
+    'real float4 float8 double date time timetz timestamp timestamptz interval boolean bool json jsonb ' +
+    'uuid bytea money inet cidr macaddr xml oid regclass regtype regproc tsvector tsquery bit varbit'
+  ).split(' '),
+);
+
+/**
+ * Refuses, for a user whose policy restricts data, calls that describe catalog objects (see
+ * {@link CATALOG_DESCRIBING_FUNCTIONS}, and every `pg_get_*def` / `pg_get_expr` / `pg_get_function_*`)
+ * and casts to a table's row type (`null::employees`, whose columns a record function would list).
+ */
+function checkCatalogDescriptions(stmt: JsonObject, policy: EffectivePolicy, catalog: PolicyCatalog): void {
+  const who = policyLabel(policy);
+  const tableNames = new Set([...catalog.relations.values()].map((r) => r.name.toLowerCase()));
+  walk(stmt, (key, node) => {
+    if (key === 'FuncCall') {
+      const parts = (Array.isArray(node.funcname) ? node.funcname : []).map(stringOf);
+      const name = parts[parts.length - 1]?.toLowerCase() ?? '';
+      if (
+        CATALOG_DESCRIBING_FUNCTIONS.has(name) ||
+        /^pg_get_\w*def$/.test(name) ||
+        name === 'pg_get_expr' ||
+        name.startsWith('pg_get_function_')
+      )
+        throw new Refusal(
+          'policy-catalog',
+          `refused: ${name} describes catalog objects (comments, definitions, names) the data policy (${who}) may hide; the schema shows what you may read`,
+          who,
+        );
+    }
+    if (key === 'TypeCast' && isJsonObject(node.typeName)) {
+      const names = (Array.isArray(node.typeName.names) ? node.typeName.names : []).map(stringOf);
+      const name = names[names.length - 1]?.toLowerCase() ?? '';
+      // An unqualified built-in type name finds pg_catalog's type first, whatever tables exist.
+      const builtIn = names.length === 1 ? BUILT_IN_TYPE_NAMES.has(name) : names[0] === 'pg_catalog';
+      if (tableNames.has(name) && !builtIn)
+        throw new Refusal(
+          'policy-catalog',
+          `refused: a cast to the row type of ${name} would name its columns, those the data policy (${who}) denies included; name the columns instead`,
+          who,
+        );
+    }
+  });
+}
+
 /** Schemas of the system: their relations are never policed, and never shadow-checked. */
 const SYSTEM_SCHEMAS = new Set(['pg_catalog', 'information_schema']);
 
@@ -232,6 +312,7 @@ function rewrite(
       );
   });
   const explain = 'ExplainStmt' in stmt;
+  checkCatalogDescriptions(stmt, policy, catalog);
   const refs = collectRelations(stmt, policy, catalog, view);
   if (policy.rowFilters.size > 0)
     checkRowCounts(
