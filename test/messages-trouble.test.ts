@@ -165,6 +165,14 @@ describe('messages when things go wrong', () => {
         /--allow-tables is invalid: expected schema\.table, schema\.\* or table names/,
       );
     }
+    // A list of only commas or blanks names nothing: refused, never "no allowlist" (every table).
+    for (const empty of [',', ' , ', ',,']) {
+      const run = await runCliInProcess(['sql', '--allow-tables', empty, 'SELECT name FROM customers'], {
+        env,
+      });
+      expect(run.code, JSON.stringify(empty)).toBe(2);
+      expect(run.stderr).toMatch(/--allow-tables is invalid: the list names nothing/);
+    }
     for (const good of [
       'public.customers',
       'customers,orders',

@@ -15,6 +15,7 @@ import type { ValueHint } from '../linking/documents.js';
 import { createValueSampler, type ValueSampler } from '../linking/value-hints.js';
 import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
 import { policyKey, rowFilterSql, rowFiltersOf, visibleSchema, visibleTable } from '../policy/visibility.js';
+import { onlyAllowedTables } from '../sql/allowlist.js';
 import { dialectProfile } from '../sql/dialects.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { type DatabaseSession, readDatabaseSession } from './database-session.js';
@@ -41,7 +42,10 @@ export class Assistant {
 
   /** The catalog, loaded once (the prompt's rendering of it is the context planner's job). */
   schema(): Promise<{ schema: Schema }> {
-    this.schemaPromise ??= this.options.loadSchema().then((schema) => ({ schema }));
+    // Tables outside the allowlist are never shown to the model, as the guard never runs them.
+    this.schemaPromise ??= this.options
+      .loadSchema()
+      .then((schema) => ({ schema: onlyAllowedTables(schema, this.options.allowTables ?? []) }));
     // A failed load must not poison later calls.
     this.schemaPromise.catch(() => {
       this.schemaPromise = undefined;

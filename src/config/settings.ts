@@ -113,6 +113,11 @@ const splitList = (v: string) =>
 const commaList = (z: ZodApi, entry: RegExp, error: string) =>
   z
     .string()
+    // Only commas or blanks (`,`, ` , `, a template of empty variables) names nothing: an error,
+    // never silently "no list", which would open every table or function.
+    .refine((text) => text.trim() === '' || splitList(text).length > 0, {
+      error: 'the list names nothing (only commas or blanks); leave it unset for none',
+    })
     .transform(splitList)
     .refine((list) => list.every((item) => entry.test(item)), { error });
 
@@ -121,13 +126,16 @@ const commaList = (z: ZodApi, entry: RegExp, error: string) =>
  * table. The TSDoc of each key is what the `Config` property shows.
  */
 export const SETTINGS = {
-  /** The database to question: `postgres://…`, `postgresql://…` or `pglite:DIR`. Undefined until set. */
+  /**
+   * The database to question: `postgres://…`, `postgresql://…`, `pglite:DIR`, `mysql://…`,
+   * `mariadb://…`, `sqlite:PATH`, `duckdb:PATH`, or a CSV/Parquet/JSON file or folder. Undefined until set.
+   */
   databaseUrl: setting({
     env: 'DATABASE_URL',
     flag: '--db <url>',
     schema: (z) => dbUrl(z).optional(),
-    defaultText: 'none (`postgres://…`, `postgresql://…` or `pglite:DIR`)',
-    help: 'database to question (postgres://… or pglite:DIR)',
+    defaultText: 'none (`postgres://…`, `pglite:DIR`, `mysql://…`, `sqlite:PATH`, `duckdb:PATH`, a data folder)',
+    help: 'database to question: postgres://…, pglite:DIR, mysql://…, sqlite:PATH, duckdb:PATH or a CSV/Parquet folder',
   }),
   /** The user whose memories apply. Default: the OS user name. */
   user: setting({

@@ -16,6 +16,7 @@ import { withFirstTokenTimeout } from '../models/first-token-timeout.js';
 import type { PolicyUserContext } from '../policy/resolve.js';
 import type { PolicyEvent, PolicySource } from '../policy/source.js';
 import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
+import { onlyAllowedTables } from '../sql/allowlist.js';
 import type { MemoryRuntime, OpenMemoryOptions } from './memory-runtime.js';
 import { type ContextLengthSource, type ModelProvider, modelProviderFor } from './models.js';
 import type { SchemaLinking, SchemaLinkingHooks } from './schema-linking.js';
@@ -236,7 +237,10 @@ export class Runtime {
   async catalog(): Promise<Schema> {
     const schemas = this.config.schemas;
     const db = await this.database();
-    const schema = await db.introspect({ schemas: schemas.length ? schemas : undefined });
+    const schema = onlyAllowedTables(
+      await db.introspect({ schemas: schemas.length ? schemas : undefined }),
+      this.config.allowTables,
+    );
     // Under a data policy, each user's view of this catalog hides what enforcement refuses (views
     // over restricted tables, …): that needs the catalog facts enforcement reads.
     if ((this.config.policy || this.policyResolver) && db.dialect === 'postgres') {

@@ -92,3 +92,22 @@ export function checkAllowlist(
   }
   return undefined;
 }
+
+/**
+ * The catalog without the tables the allowlist (`--allow-tables`) leaves out, and without foreign
+ * keys to them: what is outside the list is never shown to the model (schema, sampled values,
+ * suggestions), as the guard never runs it. No allowlist: the catalog as it is.
+ */
+export function onlyAllowedTables(schema: Schema, allowTables: readonly string[]): Schema {
+  if (allowTables.length === 0) return schema;
+  const patterns = parseTablePatterns(allowTables);
+  const tables = schema.tables
+    .filter((table) => isAllowed(table.schema, table.name, patterns))
+    .map((table) => {
+      const foreignKeys = table.foreignKeys.filter((fk) =>
+        isAllowed(fk.references.schema, fk.references.table, patterns),
+      );
+      return foreignKeys.length === table.foreignKeys.length ? table : { ...table, foreignKeys };
+    });
+  return { ...schema, tables };
+}
