@@ -14,7 +14,8 @@ export const SQLITE_CATALOG_SQL: readonly string[] = [
   'SELECT sqlite_version() AS version',
   `SELECT m.name AS t, m.type AS kind FROM sqlite_schema AS m WHERE ${RELATIONS} ORDER BY m.name`,
   `SELECT m.name AS t, p.cid AS pos, p.name AS name, p.type AS type, p."notnull" AS not_null,
-          p.dflt_value AS def, p.pk AS pk
+          p.dflt_value AS def, p.pk AS pk,
+          (SELECT count(*) FROM pragma_table_info(m.name) AS k WHERE k.pk > 0) AS pk_columns
      FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS p
     WHERE ${RELATIONS} ORDER BY m.name, p.cid`,
   `SELECT m.name AS t, f.id AS id, f.seq AS seq, f."table" AS rt, f."from" AS col, f."to" AS rc
@@ -61,8 +62,10 @@ export function schemaFromCatalog(database: string, results: readonly Row[][]): 
       type: str(row.type).toLowerCase(),
       domainBaseType: null,
       enumValues: null,
-      // SQLite lets a PRIMARY KEY column other than INTEGER hold NULL; only NOT NULL is a promise.
-      nullable: Number(row.not_null) === 0,
+      // SQLite lets a PRIMARY KEY column other than INTEGER hold NULL; only NOT NULL is a promise,
+      // and the one INTEGER PRIMARY KEY column, which is the rowid and can never be NULL.
+      nullable:
+        Number(row.not_null) === 0 && !(Number(row.pk) > 0 && str(row.type).toUpperCase() === 'INTEGER'),
       default: row.def === null || row.def === undefined ? null : str(row.def),
       comment: null,
     };

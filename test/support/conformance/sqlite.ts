@@ -130,7 +130,7 @@ export const sqliteEngine: ConformanceEngine = {
           },
         },
         rows: (n) =>
-          `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${Math.max(1, n)}) SELECT i FROM s WHERE i <= ${n}`,
+          `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${Math.max(1, n)}) SELECT i AS n, replace(printf('%100s', ''), ' ', 'x') AS pad FROM s WHERE i <= ${n}`,
         slow: 'WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s) SELECT count(*) AS n FROM s',
         reads: SQLITE_READS,
         hostile: SQLITE_HOSTILE,
