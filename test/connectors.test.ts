@@ -279,7 +279,7 @@ describe('connection failures', () => {
     const error = await expectError(openDatabase('oracle://root:topsecret@db/shop'));
     expect(error.code).toBe('config');
     expect(error.message).toBe(
-      'DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb:// or sqlite: (got "oracle://root:***@db/shop").',
+      'DATABASE_URL must start with postgres://, postgresql://, pglite:, mysql://, mariadb://, sqlite: or duckdb:, or name a data file or folder (got "oracle://root:***@db/shop").',
     );
   });
 

@@ -175,16 +175,20 @@ describe('sqlrecall memory', () => {
     const file = join(dir, 'priya.json');
     const exported = await run('memory', 'export', '--user', 'priya', '--out', file);
     expect(exported.code, exported.stderr).toBe(0);
-    const imported = await json('memory', 'import', '--user', '*', file);
+    // `*` is no wildcard: it is not a user name at all (usage error), so it reaches nobody's memories.
+    const wildcard = await run('memory', 'delete', '--all', '--user', '*');
+    expect(wildcard.code).toBe(2);
+    expect(wildcard.stderr).toMatch(/--user is invalid/);
+    const imported = await json('memory', 'import', '--user', 'asha', file);
     expect(imported.imported).toBeGreaterThanOrEqual(2);
-    const star = await json('memory', 'list', '--user', '*');
-    expect(star.memories.map((m: { text: string }) => m.text)).toContain(
+    const asha = await json('memory', 'list', '--user', 'asha');
+    expect(asha.memories.map((m: { text: string }) => m.text)).toContain(
       'only customers from India or Nepal',
     );
-    const purged = await json('memory', 'delete', '--all', '--user', '*');
-    expect(purged.deleted).toBe(star.memories.length);
-    expect((await json('memory', 'list', '--user', '*')).memories).toEqual([]);
-    expect((await json('memory', 'list', '--user', 'priya')).memories.length).toBe(star.memories.length);
+    const purged = await json('memory', 'delete', '--all', '--user', 'asha');
+    expect(purged.deleted).toBe(asha.memories.length);
+    expect((await json('memory', 'list', '--user', 'asha')).memories).toEqual([]);
+    expect((await json('memory', 'list', '--user', 'priya')).memories.length).toBe(asha.memories.length);
     writeFileSync(join(dir, 'bad.json'), '{"format": "nope"}');
     expect((await run('memory', 'import', '--user', 'x', join(dir, 'bad.json'))).code).toBe(2);
   });

@@ -293,10 +293,9 @@ describe('ask (POST /api/ask, the scripted model writes the statement)', () => {
     if (leaks(shown)) leakyPrompts.push(`${entry.id}: ${shown.split('\n').filter(leaks).join(' | ')}`);
   });
 
-  // Known leak, left to the schema-visibility work: the schema block of the SQL prompt samples
-  // values of a child table of a policed table (`orders_archive ... note text['zz-archived apac']`)
-  // from all its rows. Once fixed, this test fails as "expected to fail": make it a plain `it`.
-  it.fails('the prompts the model saw hold no hidden value', () => {
+  // A child table of a policed table (`orders_archive`, INHERITS orders) is hidden from sam's
+  // schema with its sampled values: no hidden value may reach any prompt.
+  it('the prompts the model saw hold no hidden value', () => {
     expect(leakyPrompts).toEqual([]);
   });
 
