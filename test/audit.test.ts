@@ -147,6 +147,8 @@ describe('audit journal and table', () => {
       rowCount: null,
     });
     expect((await store.list({ user: 'bob' })).map((r) => r.sql)).toEqual(['SELECT 2']);
+    // Another spelling of the same user finds the same records (as policies and users fold it).
+    expect((await store.list({ user: 'BOB' })).map((r) => r.sql)).toEqual(['SELECT 2']);
     // Writing the same records again (a crash between insert and truncation) keeps one each.
     expect(await store.insert(all)).toBe(0);
     // Nothing left in the journal folder once everything is stored.

@@ -130,10 +130,19 @@ export class AuditStore {
       `SELECT id::text AS id, at, user_name, front_end, question, sql, outcome, origin, row_count,
               reason, code, policies
          FROM sqlrecall_audit
-        WHERE ($1::text IS NULL OR user_name = $1) AND ($2::timestamptz IS NULL OR at >= $2)
+        WHERE ($1::text IS NULL OR user_name = $4 OR lower(normalize(user_name, NFKC)) = $1)
+          AND ($2::timestamptz IS NULL OR at >= $2)
         ORDER BY at DESC, id DESC
         LIMIT $3`,
-      [query.user ?? null, query.since?.toISOString() ?? null, limit],
+      // A user's records under every spelling of the name (`SAM`, `ſam` are sam, as for policies
+      // and `users`): the same identity key, NFKC then lower case; the database's lower() folds
+      // what its locale knows (every ASCII letter), the name as given matches exactly too.
+      [
+        query.user === undefined ? null : query.user.normalize('NFKC').toLowerCase().normalize('NFKC'),
+        query.since?.toISOString() ?? null,
+        limit,
+        query.user ?? null,
+      ],
     );
     return rows.map((r) => ({
       id: r.id,
