@@ -134,7 +134,8 @@ export const SETTINGS = {
     env: 'DATABASE_URL',
     flag: '--db <url>',
     schema: (z) => dbUrl(z).optional(),
-    defaultText: 'none (`postgres://…`, `pglite:DIR`, `mysql://…`, `sqlite:PATH`, `duckdb:PATH`, a data folder)',
+    defaultText:
+      'none (`postgres://…`, `pglite:DIR`, `mysql://…`, `sqlite:PATH`, `duckdb:PATH`, a data folder)',
     help: 'database to question: postgres://…, pglite:DIR, mysql://…, sqlite:PATH, duckdb:PATH or a CSV/Parquet folder',
   }),
   /** The user whose memories apply. Default: the OS user name. */
