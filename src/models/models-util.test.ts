@@ -74,7 +74,7 @@ describe('Ollama client helpers', () => {
     const mapped = mapOllamaError(refused, { host: 'http://127.0.0.1:11434' }) as SqlrecallError;
     expect(mapped.code).toBe('model_unreachable');
     expect(mapped.message).toBe(
-      'Cannot reach Ollama at http://127.0.0.1:11434: connection refused. Start it with `ollama serve`.',
+      'Cannot reach Ollama at http://127.0.0.1:11434: connection refused; nothing answers there. Start it with `ollama serve`, or check the host and port in OLLAMA_HOST.',
     );
     const notFound = Object.assign(new Error('model "m" not found, try pulling it first'), {
       name: 'ResponseError',
