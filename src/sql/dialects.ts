@@ -39,13 +39,22 @@ export interface DialectProfile {
   guard(sql: string, options: GuardOptions): Promise<GuardVerdict>;
 }
 
-/** A refusal for an allowlist this dialect's guard cannot check (it would otherwise run unchecked). */
-export function allowlistUnsupported(label: string): GuardVerdict {
-  return {
-    ok: false,
-    rule: 'allowlist',
-    reason: `refused: the table allowlist (--allow-tables) is not supported for ${label} yet; use a read-only user with grants on those tables instead`,
-  };
+/**
+ * The guard of a dialect that cannot check the table allowlist: with an allowlist given, every
+ * statement is refused (rule `allowlist`) rather than run unchecked; without one, `guard` judges.
+ */
+function withoutAllowlist(
+  label: string,
+  guard: (sql: string) => Promise<GuardVerdict>,
+): DialectProfile['guard'] {
+  return async (sql, options) =>
+    options.allowTables && options.allowTables.length > 0
+      ? {
+          ok: false,
+          rule: 'allowlist',
+          reason: `refused: the table allowlist (--allow-tables) is not supported for ${label} yet; use a read-only user with grants on those tables instead`,
+        }
+      : guard(sql);
 }
 
 const POSTGRES: DialectProfile = {
@@ -82,10 +91,7 @@ const DUCKDB: DialectProfile = {
   parseRepairHint:
     "This is DuckDB (PostgreSQL-like): identifiers in double quotes (never backticks or [brackets]), strings in single quotes, one SELECT only, LIMIT n OFFSET m, COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL 1 DAY or date_add(d, INTERVAL 1 DAY), strftime(d, '%Y-%m') to format a date; tables by name only, never read_csv('file') or FROM 'file.csv'.",
   valueHints: false,
-  guard: async (sql, options) =>
-    options.allowTables && options.allowTables.length > 0
-      ? allowlistUnsupported('DuckDB')
-      : guardDuckdbSql(sql),
+  guard: withoutAllowlist('DuckDB', guardDuckdbSql),
 };
 
 const SQLITE: DialectProfile = {
@@ -98,10 +104,7 @@ const SQLITE: DialectProfile = {
   parseRepairHint:
     "This is SQLite: identifiers in double quotes, strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (LIKE ignores ASCII case), no date_trunc/EXTRACT/INTERVAL (use strftime('%Y-%m', d), date(d, '-7 days'), julianday(a) - julianday(b)), no NOW() (use date('now')), || to concatenate.",
   valueHints: false,
-  guard: async (sql, options) =>
-    options.allowTables && options.allowTables.length > 0
-      ? allowlistUnsupported('SQLite')
-      : guardSqliteSql(sql),
+  guard: withoutAllowlist('SQLite', guardSqliteSql),
 };
 
 /** Every dialect's profile, by {@link DatabaseDialectName}. */
