@@ -8,6 +8,11 @@
  *   npx tsx bench/guard-latency.ts [--repeat 2000] [--quick] [--json]
  *
  * `--quick`: 200 calls per statement. The figure to watch: well under a millisecond per statement.
+ * `--rows policy-join,policy-large`: only those rows (default: all).
+ *
+ * Each row also gives the CPU time of one call (`process.cpuUsage`, user + system, p50 and p95):
+ * on a loaded machine the wall-clock figures include time spent waiting for a core, the CPU time
+ * does not, so it is the figure to compare between runs made under different loads.
  *
  * The `policy-*` rows time what a data policy adds to a statement on the client: the whole
  * decorator of `databases/policed.ts` (`withDataPolicy(...).execute`), every table of the
@@ -43,8 +48,10 @@ const { values: args } = parseArgs({
     repeat: { type: 'string' },
     quick: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    rows: { type: 'string' },
   },
 });
+const onlyRows = args.rows ? new Set(args.rows.split(',').map((row) => row.trim())) : undefined;
 const repeat = Number(args.repeat ?? (args.quick ? 200 : 2000));
 if (!Number.isInteger(repeat) || repeat < 1) {
   process.stderr.write('--repeat must be a positive integer\n');
@@ -154,24 +161,39 @@ const replay = replaying();
 for (const [key, value] of await recordAnswers()) replay.recorded.set(key, value);
 const policedDb = withDataPolicy(replay.db, POLICY, { get: async () => CATALOG });
 
+/** One timed call: wall-clock and CPU time (user + system of this process), in ms. */
+interface Timing {
+  wall: number;
+  cpu: number;
+}
+
+/** Times `work` by the wall clock and by the CPU time the process spent on it. */
+async function timed(work: () => Promise<unknown>): Promise<Timing> {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await work();
+  const wall = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { wall, cpu: (cpu.user + cpu.system) / 1000 };
+}
+
 /**
  * What the policy decorator adds to one statement: the guard's check comes first, untimed (every
  * caller makes it), then the decorator's whole `execute` is timed.
  */
-async function policed(sql: string): Promise<number> {
+async function policed(sql: string): Promise<Timing> {
   const verdict = await guardSql(sql);
   if (!verdict.ok) throw new Error(verdict.reason);
-  const started = performance.now();
-  await policedDb.execute(verdict.sql, RUN);
-  return performance.now() - started;
+  return timed(() => policedDb.execute(verdict.sql, RUN));
 }
 
 /** The guard alone, timed. */
-async function guarded(sql: string): Promise<number> {
-  const started = performance.now();
-  const verdict = await guardSql(sql);
-  const took = performance.now() - started;
-  if (!verdict.ok) throw new Error(verdict.reason);
+async function guarded(sql: string): Promise<Timing> {
+  let verdict: Awaited<ReturnType<typeof guardSql>> | undefined;
+  const took = await timed(async () => {
+    verdict = await guardSql(sql);
+  });
+  if (!verdict?.ok) throw new Error(verdict?.reason ?? 'no verdict');
   return took;
 }
 
@@ -182,8 +204,10 @@ const results: {
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
+  cpuP50Ms: number;
+  cpuP95Ms: number;
 }[] = [];
-const runs: [string, string, (sql: string) => Promise<number>][] = [
+const runs: [string, string, (sql: string) => Promise<Timing>][] = [
   ...Object.entries(STATEMENTS).map(([name, sql]): [string, string, typeof guarded] => [name, sql, guarded]),
   ...Object.entries(STATEMENTS).map(([name, sql]): [string, string, typeof policed] => [
     `policy-${name}`,
@@ -209,16 +233,17 @@ const SQLITE_STATEMENTS: Record<string, string> = {
 
 /** A dialect guard, timed; a refusal throws. */
 function timedGuard(guard: (sql: string) => Promise<{ ok: boolean; reason?: string }>) {
-  return async (text: string): Promise<number> => {
-    const started = performance.now();
-    const verdict = await guard(text);
-    const took = performance.now() - started;
-    if (!verdict.ok) throw new Error(verdict.reason);
+  return async (text: string): Promise<Timing> => {
+    let verdict: { ok: boolean; reason?: string } | undefined;
+    const took = await timed(async () => {
+      verdict = await guard(text);
+    });
+    if (!verdict?.ok) throw new Error(verdict?.reason ?? 'no verdict');
     return took;
   };
 }
 
-const DIALECT_RUNS: [string, Record<string, string>, (sql: string) => Promise<number>][] = [
+const DIALECT_RUNS: [string, Record<string, string>, (sql: string) => Promise<Timing>][] = [
   ['mysql', MYSQL_STATEMENTS, timedGuard(guardMysqlSql)],
   ['sqlite', SQLITE_STATEMENTS, timedGuard(guardSqliteSql)],
   ['duckdb', STATEMENTS, timedGuard(guardDuckdbSql)],
@@ -233,16 +258,23 @@ for (const [dialect, statements, check] of DIALECT_RUNS)
   );
 
 for (const [name, sql, check] of runs) {
+  if (onlyRows && !onlyRows.has(name)) continue;
   // A refusal throws: every figure times an accepted statement.
   let accepted = true;
   const times: number[] = [];
+  const cpuTimes: number[] = [];
   try {
     for (let k = 0; k < 20; k += 1) await check(sql);
-    for (let k = 0; k < repeat; k += 1) times.push(await check(sql));
+    for (let k = 0; k < repeat; k += 1) {
+      const { wall, cpu } = await check(sql);
+      times.push(wall);
+      cpuTimes.push(cpu);
+    }
   } catch (error) {
     process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`);
     accepted = false;
     times.push(Number.NaN);
+    cpuTimes.push(Number.NaN);
   }
   const mean = times.reduce((a, b) => a + b, 0) / times.length;
   results.push({
@@ -252,6 +284,8 @@ for (const [name, sql, check] of runs) {
     p50Ms: percentile(times, 50),
     p95Ms: percentile(times, 95),
     p99Ms: percentile(times, 99),
+    cpuP50Ms: percentile(cpuTimes, 50),
+    cpuP95Ms: percentile(cpuTimes, 95),
   });
 }
 
@@ -263,7 +297,7 @@ else {
   for (const r of results) {
     const adds = r.statement.startsWith('policy-') ? `  adds ${r.p95Ms.toFixed(3)} ms at p95` : '';
     process.stdout.write(
-      `${r.statement.padEnd(12)} accepted=${r.accepted} mean ${r.meanMs.toFixed(3)} ms, p50 ${r.p50Ms.toFixed(3)} ms, p95 ${r.p95Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms${adds}\n`,
+      `${r.statement.padEnd(12)} accepted=${r.accepted} mean ${r.meanMs.toFixed(3)} ms, p50 ${r.p50Ms.toFixed(3)} ms, p95 ${r.p95Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, cpu p50 ${r.cpuP50Ms.toFixed(3)} ms, cpu p95 ${r.cpuP95Ms.toFixed(3)} ms${adds}\n`,
     );
   }
 }
