@@ -117,20 +117,62 @@ export interface AnalysedObjects {
   relations: Map<string, Set<number>>;
 }
 
-const FUNCTION_FIELDS =
-  /(?<=\s):(?:funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|startInRangeFunc|endInRangeFunc|tsmhandler) (\d+)/g;
-const OPERATOR_FIELDS = /(?<=\s):(?:opno|eqop|sortop) (\d+)/g;
-const OPERATOR_LISTS = /(?<=\s):opnos \(o((?: \d+)*)\)/g;
-const TYPE_FIELDS =
-  /(?<=\s):(?:vartype|consttype|resulttype|funcresulttype|opresulttype|paramtype|casetype|minmaxtype|row_typeid|aggtype|wintype|typeId|refcontainertype|refelemtype|refrestype) (\d+)/g;
-const RELATION_FIELDS = /(?<=\s):relid (\d+)/g;
-const SELECTED_COLUMNS = /(?<=\s):selectedCols \(b((?: \d+)*)\)/;
+/** What each field the reader takes holds, by field name. */
+type FieldKind = 'function' | 'operator' | 'operators' | 'type' | 'relation' | 'columns';
+
+const FIELD_KINDS: ReadonlyMap<string, FieldKind> = new Map<string, FieldKind>([
+  ...(
+    [
+      'funcid',
+      'opfuncid',
+      'hashfuncid',
+      'negfuncid',
+      'aggfnoid',
+      'winfnoid',
+      'startInRangeFunc',
+      'endInRangeFunc',
+      'tsmhandler',
+    ] as const
+  ).map((name): [string, FieldKind] => [name, 'function']),
+  ...(['opno', 'eqop', 'sortop'] as const).map((name): [string, FieldKind] => [name, 'operator']),
+  ['opnos', 'operators'],
+  ...(
+    [
+      'vartype',
+      'consttype',
+      'resulttype',
+      'funcresulttype',
+      'opresulttype',
+      'paramtype',
+      'casetype',
+      'minmaxtype',
+      'row_typeid',
+      'aggtype',
+      'wintype',
+      'typeId',
+      'refcontainertype',
+      'refelemtype',
+      'refrestype',
+    ] as const
+  ).map((name): [string, FieldKind] => [name, 'type']),
+  ['relid', 'relation'],
+  ['selectedCols', 'columns'],
+]);
+
+/** JavaScript's `\s`: a field starts with `:` right after one of these. */
+const SPACE = /\s/;
 
 /**
  * The objects a stored query tree (`pg_node_tree` as text: a rule's `ev_action`, a policy's
  * `polqual`, a domain constraint's `conbin`) uses. Reads field names PostgreSQL 15–18 write; an
  * OID of 0 (none) is left out. A string inside the tree cannot forge a field: the node writer
  * escapes spaces in strings, and a forged match could only add objects (more checks, never fewer).
+ *
+ * One pass over the text: a field is `:name value` with the `:` after white space; a scalar value
+ * is the digits right after one space, a list `(o 1 2)` / `(b 7 9)` its numbers each after one
+ * space, up to `)`. Columns read: PostgreSQL 15 keeps `selectedCols` in the range-table entry
+ * after `:relid`, PostgreSQL 16+ in an RTEPermissionInfo that starts with `:relid`; either way the
+ * first `selectedCols` after a `:relid` and before the next one belongs to that relation.
  */
 export function analysedObjects(tree: string): AnalysedObjects {
   const found: AnalysedObjects = {
@@ -139,27 +181,78 @@ export function analysedObjects(tree: string): AnalysedObjects {
     types: new Set(),
     relations: new Map(),
   };
-  const add = (set: Set<string>, oid: string): void => {
-    if (oid !== '0') set.add(oid);
-  };
-  for (const match of tree.matchAll(FUNCTION_FIELDS)) add(found.functions, match[1]!);
-  for (const match of tree.matchAll(OPERATOR_FIELDS)) add(found.operators, match[1]!);
-  for (const match of tree.matchAll(OPERATOR_LISTS))
-    for (const oid of match[1]!.trim().split(/\s+/).filter(Boolean)) add(found.operators, oid);
-  for (const match of tree.matchAll(TYPE_FIELDS)) add(found.types, match[1]!);
-  // Columns read: PostgreSQL 15 keeps `selectedCols` in the range-table entry after `:relid`,
-  // PostgreSQL 16+ in an RTEPermissionInfo that starts with `:relid`; either way the first
-  // `selectedCols` before the next `:relid` belongs to that relation.
-  const relations = [...tree.matchAll(RELATION_FIELDS)];
-  for (const [index, match] of relations.entries()) {
-    const oid = match[1]!;
+  // Operators of lists are added after the single ones, so the sets fill in the same order as
+  // reading each kind of field in its own pass would.
+  const listed: string[] = [];
+  /** The relation of the last `:relid` (undefined: none yet, or its columns were read already). */
+  let relation: Set<number> | undefined;
+  for (let colon = tree.indexOf(':', 1); colon !== -1; colon = tree.indexOf(':', colon + 1)) {
+    if (!SPACE.test(tree[colon - 1]!)) continue;
+    let end = colon + 1;
+    while (end < tree.length && isLetter(tree.charCodeAt(end))) end += 1;
+    if (tree.charCodeAt(end) !== SPACE_CODE) continue;
+    const kind = FIELD_KINDS.get(tree.slice(colon + 1, end));
+    if (kind === undefined) continue;
+    const at = end + 1;
+    if (kind === 'operators' || kind === 'columns') {
+      const numbers = numberList(tree, at, kind === 'operators' ? 'o' : 'b');
+      if (numbers === undefined) continue;
+      if (kind === 'operators') listed.push(...numbers);
+      else if (relation !== undefined) {
+        for (const bit of numbers) relation.add(Number(bit) - ATTNUM_OFFSET);
+        relation = undefined;
+      }
+      continue;
+    }
+    const oid = digitsAt(tree, at);
+    if (oid === undefined) continue;
+    if (kind === 'relation') {
+      if (oid === '0') {
+        // It still ends the previous relation's part of the text.
+        relation = undefined;
+        continue;
+      }
+      relation = found.relations.get(oid) ?? new Set<number>();
+      found.relations.set(oid, relation);
+      continue;
+    }
     if (oid === '0') continue;
-    const end = relations[index + 1]?.index ?? tree.length;
-    const columns = found.relations.get(oid) ?? new Set<number>();
-    const selected = SELECTED_COLUMNS.exec(tree.slice(match.index!, end));
-    for (const bit of (selected?.[1] ?? '').trim().split(/\s+/).filter(Boolean))
-      columns.add(Number(bit) - ATTNUM_OFFSET);
-    found.relations.set(oid, columns);
+    if (kind === 'function') found.functions.add(oid);
+    else if (kind === 'operator') found.operators.add(oid);
+    else found.types.add(oid);
   }
+  for (const oid of listed) if (oid !== '0') found.operators.add(oid);
   return found;
+}
+
+const SPACE_CODE = 0x20;
+const CLOSE_CODE = 0x29;
+
+function isLetter(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+/** The ASCII digits starting at `at` (at least one), or undefined. */
+function digitsAt(text: string, at: number): string | undefined {
+  let end = at;
+  while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
+  return end > at ? text.slice(at, end) : undefined;
+}
+
+/** The numbers of `(<tag> 1 2 3)` at `at` (each after exactly one space), or undefined. */
+function numberList(text: string, at: number, tag: string): string[] | undefined {
+  if (text[at] !== '(' || text[at + 1] !== tag) return undefined;
+  const numbers: string[] = [];
+  let i = at + 2;
+  while (text.charCodeAt(i) === SPACE_CODE) {
+    const digits = digitsAt(text, i + 1);
+    if (digits === undefined) break;
+    numbers.push(digits);
+    i += 1 + digits.length;
+  }
+  return text.charCodeAt(i) === CLOSE_CODE ? numbers : undefined;
 }
