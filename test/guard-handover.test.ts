@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  guardedParts,
   guardParsedSync,
   guardSql,
   loadGuardParser,
@@ -52,5 +53,41 @@ describe('guard parse hand-over', () => {
     for (const tree of [parseForGuard(sql), parseTree(sql)])
       expect(guardParsedSync({ sql: write, tree })).toMatchObject({ ok: false, rule: 'data-modifying' });
     expect(guardParsedSync({ sql: write, tree: parseForGuard(write) })).toMatchObject({ ok: false });
+  });
+
+  it("hands its own parse and scan of an accepted text on, and only those count as the guard's", () => {
+    const sql = 'SELECT a, $1::int AS b FROM t';
+    const tree = parseForGuard(sql);
+    let kept: Parameters<typeof guardedParts>[1];
+    expect(guardParsedSync({ sql, tree }, {}, (parts) => (kept = parts))).toMatchObject({ ok: true, sql });
+    expect(kept?.tree).toBe(tree);
+    expect(kept?.tokens).toEqual(scanTokens(sql));
+    const parts = guardedParts(sql, kept);
+    expect(parts.tree).toBe(tree);
+    expect(parts.tokens).toBe(kept?.tokens);
+    // Hostile: the same parts offered for another text, or parts made outside the guard.
+    expect(guardedParts('SELECT 1', kept)).toEqual({});
+    expect(guardedParts(sql, { sql, tree: parseTree(sql), tokens: scanTokens(sql) })).toEqual({});
+    expect(guardedParts(sql, { sql, tree, tokens: scanTokens(sql) })).toEqual({ tree });
+  });
+
+  it('keeps nothing to hand on when it refuses', () => {
+    const write = 'DELETE FROM customers';
+    let kept: unknown;
+    expect(
+      guardParsedSync({ sql: write, tree: parseForGuard(write) }, {}, (parts) => (kept = parts)).ok,
+    ).toBe(false);
+    expect(kept).toBeUndefined();
+  });
+
+  it('ignores tokens it did not scan from the text, whatever they say', () => {
+    const sql = 'SELECT name FROM customers WHERE id = 1';
+    // Tokens of a shorter text would cut the statement short if they were believed.
+    for (const tokens of [scanTokens('SELECT name'), scanTokens(sql).slice(0, 2)])
+      expect(guardParsedSync({ sql, tree: parseForGuard(sql), tokens })).toEqual({
+        ok: true,
+        sql,
+        kind: 'select',
+      });
   });
 });

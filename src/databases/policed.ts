@@ -14,7 +14,13 @@ import { guardRefusal } from '../core/refusal.js';
 import type { Schema } from '../core/schema.js';
 import { type EffectivePolicy, policyEngineProblem, policyLabel, restrictsData } from '../policy/types.js';
 import { attachPolicyCatalog, visibleSchema as visibleToPolicy } from '../policy/visibility.js';
-import { guardParsedSync, guardSql, loadGuardParser, takeGuardedParse } from '../sql/guard.js';
+import {
+  guardParsedSync,
+  guardSql,
+  loadGuardParser,
+  type ParsedText,
+  takeGuardedParse,
+} from '../sql/guard.js';
 import {
   type PolicyCatalog,
   type PolicyRelation,
@@ -194,12 +200,18 @@ export function withDataPolicy(
       // The parse the guard made of this very text, when it has just accepted it: not parsed again.
       const rewritten = rewriteForPolicy(sql, policy, policyCatalog, takeGuardedParse(sql));
       if (!rewritten.ok) throw policyRefusal(rewritten.reason, rewritten.rule, rewritten.policy);
-      // The guard checks the text that will run, on the parse the rewrite made of that same text.
-      const verdict = rewritten.parsed ? guardParsedSync(rewritten.parsed) : await guardSql(rewritten.sql);
+      // The guard checks the text that will run, on the parse the rewrite made of that same text;
+      // its parse and scan of that text serve the server's analysis below.
+      let checked: ParsedText | undefined;
+      const verdict = rewritten.parsed
+        ? guardParsedSync(rewritten.parsed, {}, (parts) => {
+            checked = parts;
+          })
+        : await guardSql(rewritten.sql);
       if (!verdict.ok) throw guardRefusal(verdict.reason, verdict.rule);
       // What the names showed is checked again on what the server resolved (functions, operators,
       // views by OID), so no spelling or definition hides a read of data the policy denies.
-      const refused = await judgeAnalysed(db, verdict.sql, policy);
+      const refused = await judgeAnalysed(db, verdict.sql, policy, checked);
       if (refused) throw policyRefusal(refused.reason, refused.rule, refused.policy);
       if (rewritten.params.length === 0 && rewritten.sql === sql) {
         const result = await db.execute(sql, options);

@@ -19,6 +19,7 @@
 import type { DatabaseConnector } from '../core/ports.js';
 import { unreadableTables } from '../policy/resolve.js';
 import { type EffectivePolicy, namedRelations, policyLabel } from '../policy/types.js';
+import type { ParsedText } from '../sql/guard.js';
 import { ROW_COUNT_RELATIONS } from '../sql/policy-rewrite.js';
 import { analysedObjects, FIRST_USER_OID, probeStatements } from '../sql/server-analysis.js';
 
@@ -32,6 +33,8 @@ export interface AnalysisRefusal {
 /**
  * Analyses `sql` (the statement as it will run, bind parameters as `$n`) on `db` and judges what
  * it uses against `policy`.
+ * @param checked the guard's parse of `sql` from its check of it, to spare parsing it again (used
+ *   only when the guard made it of this text)
  * @returns undefined when it may run, else the refusal
  * @throws SqlrecallError `db_unreachable`, `db_timeout` from the database
  */
@@ -39,6 +42,7 @@ export async function judgeAnalysed(
   db: DatabaseConnector,
   sql: string,
   policy: EffectivePolicy,
+  checked?: ParsedText,
 ): Promise<AnalysisRefusal | undefined> {
   const name = policyLabel(policy);
   const cannot = (why: string): AnalysisRefusal => ({
@@ -49,7 +53,7 @@ export async function judgeAnalysed(
   if (!db.probe) return cannot('this connection cannot analyse statements');
   let statements: string[];
   try {
-    statements = probeStatements(sql);
+    statements = probeStatements(sql, checked);
   } catch {
     return cannot('this statement could not be prepared for the analysis');
   }

@@ -65,6 +65,26 @@ export interface ParsedText {
  */
 const ownParses = new WeakMap<JsonObject, string>();
 
+/** Scanner token lists this module made, with the text each is the scan of (as {@link ownParses}). */
+const ownScans = new WeakMap<readonly SqlToken[], string>();
+
+/**
+ * The parts of `parsed` that this module made of exactly `sql`: its tree when it is
+ * {@link parseForGuard}'s parse of `sql`, its tokens when the guard scanned `sql` into them. Any
+ * other part (built, changed in type, or made of another text) is left out, so the caller parses
+ * or scans `sql` itself. For the server's analysis of a statement the guard has just checked.
+ */
+export function guardedParts(
+  sql: string,
+  parsed: ParsedText | undefined,
+): { tree?: JsonObject; tokens?: SqlToken[] } {
+  if (parsed === undefined || parsed.sql !== sql) return {};
+  return {
+    ...(ownParses.get(parsed.tree) === sql ? { tree: parsed.tree } : {}),
+    ...(parsed.tokens !== undefined && ownScans.get(parsed.tokens) === sql ? { tokens: parsed.tokens } : {}),
+  };
+}
+
 /**
  * `parseTree(sql)`, remembered as the parse of `sql` so that {@link guardParsedSync} can check
  * `sql` on it without parsing again. The caller must not change the tree.
@@ -137,16 +157,23 @@ export async function guardSql(sql: string, options: GuardOptions = {}): Promise
  * the data policy, whose rewrite has just parsed the text it produced. `parsed.tree` must be
  * `parseTree(parsed.sql)` itself, owned by the caller and unchanged (so the verdict is the one the
  * text gets); `parsed.tokens`, when given, `scanTokens(parsed.sql)`. A tree that is not
- * {@link parseForGuard}'s parse of that same text is ignored (the text is parsed). Never throws.
+ * {@link parseForGuard}'s parse of that same text is ignored (the text is parsed), and so are
+ * tokens the guard did not scan from it. Never throws.
+ * @param keep told, on acceptance, of the guard's own parse (and scan, when it made or took one)
+ *   of the verdict's text, for the server's analysis of it ({@link guardedParts})
  */
-export function guardParsedSync(parsed: ParsedText, options: GuardOptions = {}): GuardVerdict {
+export function guardParsedSync(
+  parsed: ParsedText,
+  options: GuardOptions = {},
+  keep?: (parsed: ParsedText) => void,
+): GuardVerdict {
   const sql = parsed.sql;
   if (typeof sql !== 'string' || sql.trim() === '')
     return refuse('empty', 'refused: there is no SQL statement');
   if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
   if (!loaded) return refuse('internal', 'refused: the SQL parser is not loaded yet');
   try {
-    return check(sql, options, parsed);
+    return check(sql, options, parsed, keep);
   } catch (error) {
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }
@@ -207,7 +234,9 @@ function check(
   }
   const violation = findViolation(stmt);
   if (violation) return violation;
-  const { text, startByte, tokens } = statementText(sql, raw, given?.tokens);
+  const ownTokens =
+    given?.tokens !== undefined && ownScans.get(given.tokens) === sql ? given.tokens : undefined;
+  const { text, startByte, tokens } = statementText(sql, raw, ownTokens);
   // The statement is the whole text: the parser, given the same text, gives the same tree, so
   // there is nothing to parse again. Otherwise the isolated text is parsed and compared.
   let textTree: JsonObject | undefined = text === sql ? tree : undefined;
@@ -323,7 +352,11 @@ function statementText(
   const to = from + length;
   let all: SqlToken[] | undefined;
   try {
-    all = scanned ?? scanSync(sql).tokens;
+    if (scanned !== undefined) all = scanned;
+    else {
+      all = scanSync(sql).tokens;
+      ownScans.set(all, sql);
+    }
     const tokens = all.filter(
       (token) =>
         token.start >= from &&

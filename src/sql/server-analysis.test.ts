@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadGuardParser } from './guard.js';
+import { guardParsedSync, loadGuardParser, parseForGuard } from './guard.js';
+import { parseTree, scanTokens } from './parse-tree.js';
 import { type AnalysedObjects, analysedObjects, PROBE_VIEW, probeStatements } from './server-analysis.js';
 
 /**
@@ -279,5 +280,34 @@ describe('probeStatements', () => {
       'EXPLAIN VERBOSE SELECT c.f FROM t c',
     ])
       expect(probeStatements(sql)[0], sql).toContain('(\nSELECT c.f FROM t c\n)');
+  });
+
+  it("reuses the guard's own parse and scan of the text, with the same statements as without", () => {
+    for (const sql of [
+      'SELECT a, $1::int AS b FROM t WHERE c = $2',
+      'EXPLAIN (COSTS OFF) SELECT $1::text AS x',
+    ]) {
+      let kept: Parameters<typeof probeStatements>[1];
+      expect(guardParsedSync({ sql, tree: parseForGuard(sql) }, {}, (parts) => (kept = parts)).ok).toBe(true);
+      expect(kept?.tokens).toBeDefined();
+      expect(probeStatements(sql, kept), sql).toEqual(probeStatements(sql));
+    }
+    expect(probeStatements('SELECT a, $1::int AS b FROM t WHERE c = $2')[0]).toContain(
+      'SELECT a, NULL::int AS b FROM t WHERE c = NULL',
+    );
+  });
+
+  it('ignores a parse or scan the guard did not make of the text', () => {
+    const explain = 'EXPLAIN SELECT c.f FROM t c';
+    // A tree that is not the guard's parse of the text: were it believed, the EXPLAIN would be
+    // analysed whole instead of its statement.
+    for (const tree of [parseTree('SELECT 1'), parseForGuard('SELECT 1'), parseTree(explain)])
+      expect(probeStatements(explain, { sql: explain, tree })[0]).toContain('(\nSELECT c.f FROM t c\n)');
+    // Tokens without the parameter: were they believed, `$1` would reach the view.
+    const sql = 'SELECT $1::int AS a';
+    for (const tokens of [scanTokens('SELECT 1'), scanTokens(sql)])
+      expect(
+        probeStatements(sql, { sql, tree: parseForGuard(sql), tokens: tokens.slice(0, 1) })[0],
+      ).toContain('SELECT NULL::int AS a');
   });
 });

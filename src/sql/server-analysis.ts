@@ -11,7 +11,8 @@
  * This module builds the probe and reads the tree; `function-policy.ts` judges what it finds.
  */
 import type { JsonObject } from '../core/json.js';
-import { parseTree, scanTokens } from './parse-tree.js';
+import { guardedParts, type ParsedText } from './guard.js';
+import { parseTree, type SqlToken, scanTokens } from './parse-tree.js';
 
 /** The name of the temporary view of the probe (gone with the rollback). */
 export const PROBE_VIEW = 'sqlrecall_guard_probe';
@@ -29,10 +30,14 @@ export const FIRST_USER_OID = 16384;
  * The statements of the probe for `sql` (one statement the guard accepted; an EXPLAIN's inner
  * statement is analysed instead, since EXPLAIN plans it): create the view, then read its tree and
  * its own OID.
+ * @param checked the guard's parse (and scan) of `sql` when it has just checked it: used only
+ *   where the guard itself made them of this text (`guardedParts`), else `sql` is parsed here
  * @throws Error when the statement to analyse cannot be isolated (callers fall back: fail closed)
  */
-export function probeStatements(sql: string): string[] {
-  const inner = withoutParams(analysedText(sql));
+export function probeStatements(sql: string, checked?: ParsedText): string[] {
+  const parts = guardedParts(sql, checked);
+  const analysed = analysedText(sql, parts.tree);
+  const inner = withoutParams(analysed, analysed === sql ? parts.tokens : undefined);
   return [
     `CREATE TEMP VIEW ${PROBE_VIEW} AS SELECT 1 FROM (\n${inner}\n) AS sqlrecall_probe_s`,
     `SELECT r.ev_action::text AS tree, r.ev_class::oid::text AS view
@@ -46,23 +51,29 @@ export function probeStatements(sql: string): string[] {
  * data policy's rewrite binds its attribute values as parameters. Both are of unknown type until
  * the context resolves them, so the analysis resolves the same functions and operators.
  */
-function withoutParams(text: string): string {
-  const bytes = Buffer.from(text, 'utf8');
+function withoutParams(text: string, scanned?: readonly SqlToken[]): string {
+  // Without a `$` there is no parameter to replace.
+  if (!text.includes('$')) return text;
+  let bytes: Buffer | undefined;
   const pieces: string[] = [];
   let at = 0;
-  for (const token of scanTokens(text)) {
+  for (const token of scanned ?? scanTokens(text)) {
     if (!/^\$\d+$/.test(token.text)) continue;
+    bytes ??= Buffer.from(text, 'utf8');
     pieces.push(bytes.subarray(at, token.start).toString('utf8'), 'NULL');
     at = token.end;
   }
   if (pieces.length === 0) return text;
-  pieces.push(bytes.subarray(at).toString('utf8'));
+  pieces.push(bytes!.subarray(at).toString('utf8'));
   return pieces.join('');
 }
 
-/** The text to analyse: the statement itself, or the statement an EXPLAIN explains. */
-function analysedText(sql: string): string {
-  const stmts = parseTree(sql).stmts as JsonObject[];
+/**
+ * The text to analyse: the statement itself, or the statement an EXPLAIN explains. `tree`: the
+ * guard's own parse of `sql`, when there is one.
+ */
+function analysedText(sql: string, tree?: JsonObject): string {
+  const stmts = (tree ?? parseTree(sql)).stmts as JsonObject[];
   if (!Array.isArray(stmts) || stmts.length !== 1) throw new Error('not exactly one statement');
   const stmt = stmts[0]!.stmt as JsonObject;
   const explain = stmt.ExplainStmt as JsonObject | undefined;
