@@ -117,7 +117,7 @@ const ROW_COUNT_FUNCTIONS = new Set([
 ]);
 
 /** Refuses a statement that reads row counts or sizes of relations (see {@link ROW_COUNT_RELATIONS}). */
-function checkRowCounts(stmt: JsonObject, policy: EffectivePolicy, keys: readonly string[]): void {
+function checkRowCounts(nodes: CheckedNodes, policy: EffectivePolicy, keys: readonly string[]): void {
   const who = policyLabel(policy);
   for (const key of keys)
     if (key.startsWith('pg_catalog.') && ROW_COUNT_RELATIONS.includes(key.slice('pg_catalog.'.length)))
@@ -126,8 +126,8 @@ function checkRowCounts(stmt: JsonObject, policy: EffectivePolicy, keys: readonl
         `refused: ${key} counts the rows of restricted tables, those the data policy (${who}) hides included; it is not available under the data policy`,
         who,
       );
-  walk(stmt, (key, node) => {
-    if (key !== 'FuncCall') return;
+  for (const [key, node] of nodes) {
+    if (key !== 'FuncCall') continue;
     const parts = (Array.isArray(node.funcname) ? node.funcname : []).map(stringOf);
     const name = parts[parts.length - 1]?.toLowerCase() ?? '';
     if (ROW_COUNT_FUNCTIONS.has(name) || name.startsWith('pg_stat_get_'))
@@ -136,7 +136,7 @@ function checkRowCounts(stmt: JsonObject, policy: EffectivePolicy, keys: readonl
         `refused: ${name} counts or sizes the rows of tables, those the data policy (${who}) hides included; it is not available under the data policy`,
         who,
       );
-  });
+  }
 }
 
 /**
@@ -185,10 +185,14 @@ const BUILT_IN_TYPE_NAMES = new Set(
  * {@link CATALOG_DESCRIBING_FUNCTIONS}, and every `pg_get_*def` / `pg_get_expr` / `pg_get_function_*`)
  * and casts to a table's row type (`null::employees`, whose columns a record function would list).
  */
-function checkCatalogDescriptions(stmt: JsonObject, policy: EffectivePolicy, catalog: PolicyCatalog): void {
+function checkCatalogDescriptions(
+  nodes: CheckedNodes,
+  policy: EffectivePolicy,
+  catalog: PolicyCatalog,
+): void {
   const who = policyLabel(policy);
   const tableNames = new Set([...catalog.relations.values()].map((r) => r.name.toLowerCase()));
-  walk(stmt, (key, node) => {
+  for (const [key, node] of nodes) {
     if (key === 'FuncCall') {
       const parts = (Array.isArray(node.funcname) ? node.funcname : []).map(stringOf);
       const name = parts[parts.length - 1]?.toLowerCase() ?? '';
@@ -216,7 +220,7 @@ function checkCatalogDescriptions(stmt: JsonObject, policy: EffectivePolicy, cat
           who,
         );
     }
-  });
+  }
 }
 
 /** Schemas of the system: their relations are never policed, and never shadow-checked. */
@@ -304,19 +308,21 @@ function rewrite(
   if (stmts.length !== 1 || !isJsonObject(stmts[0]) || !isJsonObject(stmts[0].stmt))
     throw new Refusal('policy-internal', 'refused: exactly one statement is checked against the data policy');
   const stmt = stmts[0].stmt;
-  walk(stmt, (key) => {
-    if (key === 'ParamRef')
-      throw new Refusal(
-        'policy-params',
-        'refused: bind parameters ($1) cannot be used in a statement under a data policy; write the values',
-      );
-  });
+  // One walk over the tree gathers the nodes every check below reads, in the walk's order: each
+  // check sees the nodes it reads in the order a walk of its own would, so the first offence it
+  // finds is the same.
+  const nodes = checkedNodes(stmt);
+  if (nodes.some(([key]) => key === 'ParamRef'))
+    throw new Refusal(
+      'policy-params',
+      'refused: bind parameters ($1) cannot be used in a statement under a data policy; write the values',
+    );
   const explain = 'ExplainStmt' in stmt;
-  checkCatalogDescriptions(stmt, policy, catalog);
+  checkCatalogDescriptions(nodes, policy, catalog);
   const refs = collectRelations(stmt, policy, catalog, view);
   if (policy.rowFilters.size > 0)
     checkRowCounts(
-      stmt,
+      nodes,
       policy,
       refs.map((ref) => ref.key),
     );
@@ -325,7 +331,7 @@ function rewrite(
     .filter((ref) => view.policed.has(ref.key))
     .sort((a, b) => Number(a.node.location ?? 0) - Number(b.node.location ?? 0));
   if (policedRefs.length === 0) {
-    checkColumns(stmt, policy, [], view);
+    checkColumns(nodes, refs, policy, [], view);
     // Nothing to rewrite: the text runs as is, and its parse serves the guard's second check.
     return { ok: true, sql, params: [], applied: [], parsed: { ...given, sql, tree } };
   }
@@ -343,7 +349,7 @@ function rewrite(
         policyNames(policy, ref.key),
       );
   }
-  checkColumns(stmt, policy, policedRefs, view);
+  checkColumns(nodes, refs, policy, policedRefs, view);
   return splice(sql, given?.tokens ?? scanTokens(sql), policedRefs, policy, catalog);
 }
 
@@ -610,8 +616,13 @@ function relationKeyOfName(word: string, view: PolicyView): string {
 // ---------------------------------------------------------------------------------------------
 // Columns, whole-row values and functions
 
+/**
+ * Refuses denied columns, whole-row values of relations with denied columns and functions that
+ * read policed data. `all`: every relation reference of the statement; `refs`: the policed ones.
+ */
 function checkColumns(
-  stmt: JsonObject,
+  nodes: CheckedNodes,
+  all: readonly RelationRef[],
   policy: EffectivePolicy,
   refs: RelationRef[],
   view: PolicyView,
@@ -655,22 +666,22 @@ function checkColumns(
   };
   /** Aliases of plain (unpoliced) relations: `s.email` names a column of that relation. */
   const plain = new Set<string>();
-  visitRelations(stmt, (node) => {
+  for (const { node } of all) {
     const alias = isJsonObject(node.alias) ? String(node.alias.aliasname ?? '') : String(node.relname ?? '');
     if (!aliases.has(alias)) plain.add(alias);
-  });
+  }
   // Stars at the top of a select list expand to the permitted columns: allowed. Any other `t.*`
   // of a relation with denied columns is a whole-row value.
   const topStars = new Set<JsonObject>();
-  walk(stmt, (key, node) => {
-    if (key !== 'targetList' && key !== 'SelectStmt') return;
-    const targets = key === 'SelectStmt' ? node.targetList : undefined;
+  for (const [key, node] of nodes) {
+    if (key !== 'SelectStmt') continue;
+    const targets = node.targetList;
     for (const target of Array.isArray(targets) ? targets : []) {
       const res = isJsonObject(target) && isJsonObject(target.ResTarget) ? target.ResTarget : undefined;
       if (res && isJsonObject(res.val) && isJsonObject(res.val.ColumnRef)) topStars.add(res.val.ColumnRef);
     }
-  });
-  walk(stmt, (key, node) => {
+  }
+  for (const [key, node] of nodes) {
     if (key === 'ColumnRef') {
       const fields = Array.isArray(node.fields) ? node.fields : [];
       const star =
@@ -678,24 +689,24 @@ function checkColumns(
         isJsonObject(fields[fields.length - 1]) &&
         'A_Star' in (fields[fields.length - 1] as JsonObject);
       const parts = (star ? fields.slice(0, -1) : fields).map(stringOf);
-      if (parts.some((part) => part === undefined)) return;
+      if (parts.some((part) => part === undefined)) continue;
       const names = parts as string[];
       if (star) {
         const qualifier = names[names.length - 1];
         if (qualifier !== undefined && aliases.has(qualifier) && !topStars.has(node))
           refuseWholeRow(qualifier);
-        return;
+        continue;
       }
       const column = names[names.length - 1]!;
       if (names.length === 1) {
         if (denied.has(column)) refuseColumn(column);
         if (aliases.has(column)) refuseWholeRow(column);
-        return;
+        continue;
       }
       const qualifier = names[names.length - 2]!;
       if (denied.has(column) && !(plain.has(qualifier) && !aliases.has(qualifier))) refuseColumn(column);
       if (view.taintedFunctions.has(column.toLowerCase())) refuseFunction(column.toLowerCase());
-      return;
+      continue;
     }
     if (key === 'A_Indirection') {
       for (const part of Array.isArray(node.indirection) ? node.indirection : []) {
@@ -704,27 +715,50 @@ function checkColumns(
         if (denied.has(name)) refuseColumn(name);
         if (view.taintedFunctions.has(name.toLowerCase())) refuseFunction(name.toLowerCase());
       }
-      return;
+      continue;
     }
     if (key === 'JoinExpr') {
       for (const part of Array.isArray(node.usingClause) ? node.usingClause : []) {
         const name = stringOf(part);
         if (name !== undefined && denied.has(name)) refuseColumn(name);
       }
-      return;
+      continue;
     }
     if (key === 'FuncCall') {
       const parts = (Array.isArray(node.funcname) ? node.funcname : []).map(stringOf);
       const name = parts[parts.length - 1]?.toLowerCase();
       if (name !== undefined && view.taintedFunctions.has(name)) refuseFunction(name);
     }
-  });
+  }
 }
 
 function stringOf(node: Json | undefined): string | undefined {
   if (!isJsonObject(node) || !isJsonObject(node.String)) return undefined;
   const value = node.String.sval;
   return typeof value === 'string' ? value : '';
+}
+
+/** Nodes of a statement as (field name, node), in the order {@link walk} visits them. */
+type CheckedNodes = readonly (readonly [string, JsonObject])[];
+
+/** The field names of the nodes the rewrite's checks read. */
+const CHECKED_KEYS = new Set([
+  'ParamRef',
+  'FuncCall',
+  'TypeCast',
+  'SelectStmt',
+  'ColumnRef',
+  'A_Indirection',
+  'JoinExpr',
+]);
+
+/** Every node of `stmt` under a name of {@link CHECKED_KEYS}, in one walk. */
+function checkedNodes(stmt: JsonObject): CheckedNodes {
+  const nodes: (readonly [string, JsonObject])[] = [];
+  walk(stmt, (key, node) => {
+    if (CHECKED_KEYS.has(key)) nodes.push([key, node]);
+  });
+  return nodes;
 }
 
 /** Visits every object-valued field as (key, value), iteratively. */
