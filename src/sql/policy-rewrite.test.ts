@@ -77,6 +77,48 @@ describe('rewriteForPolicy', () => {
     ]);
   });
 
+  it('names the first offence by the order of its checks, then by the order of its walk', () => {
+    const refusal = (sql: string): unknown => {
+      const out = rewriteForPolicy(sql, policy(), CATALOG);
+      return out.ok ? out : { rule: out.rule, reason: out.reason };
+    };
+    // Several offences at once: parameters before catalog descriptions before row counts before
+    // denied columns and whole-row values, wherever each is written.
+    expect(
+      refusal("SELECT c.email, obj_description(1), pg_relation_size('orders'), $1 FROM customers c"),
+    ).toMatchObject({ rule: 'policy-params' });
+    expect(
+      refusal("SELECT c.email, pg_relation_size('orders'), obj_description(1) FROM customers c, orders o"),
+    ).toMatchObject({ rule: 'policy-catalog', reason: expect.stringContaining('obj_description') });
+    expect(
+      refusal("SELECT row_to_json(c), c.email, pg_relation_size('orders') FROM customers c, orders o"),
+    ).toMatchObject({ rule: 'policy-statistics', reason: expect.stringContaining('pg_relation_size') });
+    // Within one check, the node its walk meets first (the walk takes a list's last item first).
+    expect(refusal('SELECT row_to_json(c), c.email FROM customers c')).toMatchObject({
+      rule: 'policy-column',
+    });
+    expect(refusal('SELECT c.email, row_to_json(c) FROM customers c')).toMatchObject({
+      rule: 'policy-whole-row',
+    });
+    expect(refusal('SELECT c.email FROM customers c WHERE c IS NOT NULL')).toMatchObject({
+      rule: 'policy-whole-row',
+    });
+    expect(refusal('SELECT obj_description(1), NULL::customers FROM orders')).toMatchObject({
+      rule: 'policy-catalog',
+      reason: expect.stringContaining('row type of customers'),
+    });
+    expect(refusal('SELECT NULL::customers, obj_description(1) FROM orders')).toMatchObject({
+      rule: 'policy-catalog',
+      reason: expect.stringContaining('obj_description'),
+    });
+    // A column of a plain relation of the same name is not the denied one; a star at the top is
+    // allowed, a star inside a call is a whole row.
+    expect(rewriteForPolicy('SELECT o.note, c.* FROM orders o, customers c', policy(), CATALOG).ok).toBe(
+      true,
+    );
+    expect(refusal('SELECT count(c.*) FROM customers c')).toMatchObject({ rule: 'policy-whole-row' });
+  });
+
   it('projects the permitted columns without a filter fence when only columns are denied', () => {
     const out = rewriteForPolicy('SELECT * FROM customers', policy(), CATALOG);
     expect(out).toMatchObject({
