@@ -59,16 +59,21 @@ export interface MaskedSql {
  * the text parses, the tokens otherwise. Idempotent.
  */
 export function maskSqlSecrets(sql: string): MaskedSql {
-  if (typeof sql !== 'string' || !/['$]|--|\/\*|:\/\//.test(sql)) return { sql, secrets: [] };
+  if (typeof sql !== 'string' || !/['"$#]|--|\/\*|:\/\//.test(sql)) return { sql, secrets: [] };
+  let tree: MaskedSql = { sql, secrets: [] };
   try {
-    return maskWithTree(sql);
+    tree = maskWithTree(sql);
   } catch {
-    try {
-      return maskWithTokens(sql);
-    } catch {
-      // Neither the parser nor the lexer took it: mask what free text would (never leak on error).
-      return { sql: redactSecrets(sql), secrets: [] };
-    }
+    // Not PostgreSQL (or the parser is not loaded): the tokens alone decide.
+  }
+  // The tokens' rules run after the tree's too: a text PostgreSQL parses may be another dialect's
+  // (MySQL's `password = "x"` is a string there, a column name here), and masking more is safe.
+  try {
+    const tokens = maskWithTokens(tree.sql);
+    return { sql: tokens.sql, secrets: [...tree.secrets, ...tokens.secrets] };
+  } catch {
+    // Never leak on an error: mask what free text would.
+    return { sql: redactSecrets(tree.sql), secrets: tree.secrets };
   }
 }
 
@@ -226,7 +231,7 @@ function rebuild(
     const what = kind(token);
     if (what === 'keep') continue;
     const text = bytes.subarray(token.start, token.end).toString('utf8');
-    const replaced = what === 'secret' ? MASKED_LITERAL : redactSecrets(text);
+    const replaced = what === 'secret' ? MASKED_LITERAL : redactInside(text);
     if (replaced === text) continue;
     if (what === 'secret') secrets.push(literalContent(text));
     out.push(bytes.subarray(at, token.start).toString('utf8'), replaced);
@@ -235,6 +240,18 @@ function rebuild(
   if (at === 0) return { sql, secrets };
   out.push(bytes.subarray(at).toString('utf8'));
   return { sql: out.join(''), secrets: secrets.filter((s) => s !== '' && s !== MASK) };
+}
+
+/**
+ * A string literal or comment with the free-text secrets inside it masked (URL passwords,
+ * `password=…`): only the content, so the quotes that close a literal are never taken for part of
+ * a value.
+ */
+function redactInside(text: string): string {
+  const dollar = /^(\$[^$]*\$)([\s\S]*)(\1)$/.exec(text);
+  const quoted = dollar ?? /^([A-Za-z&_0-9]*['"`])([\s\S]*)(['"`])$/.exec(text);
+  if (!quoted) return redactSecrets(text);
+  return `${quoted[1]}${redactSecrets(quoted[2]!)}${quoted[3]}`;
 }
 
 /** The content of a string literal token: `'a''b'` → `a'b`, `E'x'` → `x`, `$t$x$t$` → `x`. */
@@ -345,7 +362,7 @@ function maskWithTokens(sql: string): MaskedSql {
   let at = 0;
   for (const token of tokens) {
     if (token.type === 'word' || token.type === 'punct') continue;
-    const replaced = secret.has(token) ? MASKED_LITERAL : redactSecrets(token.text);
+    const replaced = secret.has(token) ? MASKED_LITERAL : redactInside(token.text);
     if (replaced === token.text) continue;
     if (secret.has(token)) secrets.push(literalContent(token.text));
     out.push(sql.slice(at, token.start), replaced);
@@ -366,6 +383,9 @@ function nextToSecretName(tokens: readonly LooseToken[], i: number, direction: 1
     const token = tokens[j]!;
     if (token.type === 'word' || token.type === 'quoted') {
       const name = token.type === 'quoted' ? token.text.slice(1, -1) : token.text;
+      // MySQL's `IDENTIFIED BY 'x'` (an account's password).
+      const before = tokens[j - 1];
+      if (direction === -1 && /^by$/i.test(name) && before && /^identified$/i.test(before.text)) return true;
       if (isSecretName(name)) return true;
       if (token.type === 'word' && !BETWEEN.has(name.toLowerCase())) return false;
       continue;
