@@ -97,6 +97,11 @@ describe('row counts of a row-filtered table', () => {
     ["SELECT pg_stat_get_live_tuples('customers'::regclass)", /pg_stat_get_live_tuples/],
     ["SELECT pg_relation_size('customers')", /pg_relation_size/],
     ['SELECT * FROM table_sizes', /table_sizes|pg_class/],
+    [
+      'SELECT tup_fetched, tup_returned FROM pg_stat_database WHERE datname = current_database()',
+      /pg_stat_database/,
+    ],
+    ['SELECT sum(tup_returned) AS n FROM pg_catalog.pg_stat_database', /pg_stat_database/],
   ])('refuses %s (exit 3) and shows no count', async (sql) => {
     const run = await runCliInProcess(['sql', sql, '--user', 'sam', '--json'], { env: env() });
     expect(run.code).toBe(3);
@@ -119,6 +124,45 @@ describe('row counts of a row-filtered table', () => {
     );
     expect(open.code).toBe(0);
     expect(open.stdout).toMatch(/\b6\b/);
+  });
+});
+
+describe('statement texts of other sessions', () => {
+  it.each([
+    'SELECT query FROM pg_stat_statements',
+    'SELECT calls, rows FROM public.pg_stat_statements',
+    'SELECT * FROM pg_stat_statements(true)',
+    'SELECT * FROM pg_stat_statements_info',
+    'SELECT query FROM pg_stat_activity',
+    'SELECT count(*) AS n FROM PG_CATALOG.PG_STAT_ACTIVITY',
+    'SELECT * FROM pg_stat_get_activity(NULL)',
+    'WITH s AS (SELECT query FROM pg_stat_activity) SELECT * FROM s',
+  ])('refuses %s under a data policy (exit 3), naming why', async (sql) => {
+    const run = await runCliInProcess(['sql', sql, '--user', 'sam', '--json'], { env: env() });
+    expect(run.code, run.stdout).toBe(3);
+    expect(run.stdout).toMatch(/statements of other users/);
+    expect(run.stdout).toMatch(/policy_refused/);
+  });
+
+  it('leaves the data as it was: the filtered count, and the statistics for a user without a policy', async () => {
+    const sam = await runCliInProcess(
+      ['sql', 'SELECT count(*) AS n FROM customers', '--user', 'sam', '--json'],
+      {
+        env: env(),
+      },
+    );
+    expect(sam.code, sam.stderr).toBe(0);
+    expect(sam.stdout).toMatch(/"2"|\b2\b/);
+    const open = await runCliInProcess(
+      [
+        'sql',
+        'SELECT tup_fetched >= 0 AS known FROM pg_stat_database WHERE datname = current_database()',
+        '--json',
+      ],
+      { env: { ...env(), SQLRECALL_POLICY: '' } },
+    );
+    expect(open.code, open.stderr).toBe(0);
+    expect(open.stdout).toMatch(/true/);
   });
 });
 
@@ -239,6 +283,45 @@ describe('row filters that break out of their parentheses', () => {
       'yaml',
     );
     expect(good.ok).toBe(true);
+  });
+
+  it('policy check warns of a filter whose subquery reads a table outside the allow-list', async () => {
+    const path = join(dir, 'outside.yaml');
+    writeFileSync(
+      path,
+      `users:
+  sam: { teams: [a, b] }
+teams:
+  a:
+    tables: [public.orders, public.customers]
+    rows:
+      public.orders: "customer_id IN (SELECT id FROM customers WHERE country = :user)"
+  b:
+    tables: [public.orders]
+  c:
+    tables: [public.orders]
+    rows:
+      public.orders: "id IN (SELECT id FROM public.notes)"
+`,
+    );
+    const doc = await checkPolicy(path);
+    expect(doc.problems).toEqual([]);
+    const outside = doc.warnings.filter((w) => /outside the allow-list/.test(w.message));
+    expect(outside.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      'teams.c.rows.public.orders: the row filter reads public.notes, which is outside the allow-list of team c: it reads that table for users who may not read it themselves',
+      // Team a may read customers, but sam's teams together leave only public.orders.
+      expect.stringMatching(
+        /^users\.sam\.rows\.public\.orders: the row filter reads customers, which is outside the allow-list of user sam/,
+      ),
+    ]);
+    // A filter over an allowed table is no finding.
+    writeFileSync(
+      path,
+      'teams:\n  a:\n    tables: [public.orders, public.customers]\n    rows:\n      public.orders: "customer_id IN (SELECT id FROM customers)"\n',
+    );
+    expect(
+      (await checkPolicy(path)).warnings.filter((w) => /outside the allow-list/.test(w.message)),
+    ).toEqual([]);
   });
 
   it('policy check exits 2 naming the table', async () => {

@@ -11,6 +11,7 @@ import {
   finishedStatement,
   notifyStatement,
   type StatementListener,
+  withRule,
 } from '../core/audit.js';
 import { generateText } from '../core/chat.js';
 import { SqlrecallError } from '../core/errors.js';
@@ -228,7 +229,7 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
           sql,
           origin: attempt === 1 ? 'model' : 'repair',
           outcome: 'refused',
-          reason: problem,
+          reason: withRule(problem, 'unknown-name'),
           code: 'unknown_name',
         });
         attempts.push({ sql, error: problem });
@@ -461,6 +462,11 @@ async function* extractAndGuard(
     const profile = dialectProfile(input.db.dialect);
     const problem = `${verdict.reason}\n${profile.parseRepairHint}`;
     attempts.push({ sql: extracted.sql, error: problem });
+    // Never run, but recorded: the audit holds every statement the model wrote for the user.
+    notifyStatement(
+      input.onStatement,
+      failedStatement(extracted.sql, origin, guardRefusal(verdict.reason, verdict.rule)),
+    );
     if (canRepair) return { ok: false, sql: extracted.sql, problem };
     throw new SqlrecallError(
       'model_output',

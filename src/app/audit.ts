@@ -47,7 +47,9 @@ export function auditText(records: readonly AuditRecord[]): string {
         r.outcome === 'ran' ? `ran, ${r.rowCount ?? 0} row(s)` : `${r.outcome}: ${r.reason ?? r.code ?? ''}`;
       const policies = r.policies.length > 0 ? `  policies: ${r.policies.join(', ')}` : '';
       const question = r.question !== null ? `\n  question: ${oneLine(r.question)}` : '';
-      return `${r.at}  ${r.user}  ${r.frontEnd}/${r.origin}  ${what}${policies}${question}\n  ${oneLine(r.sql)}`;
+      // A question refused before any statement was written has no SQL to show.
+      const sql = r.sql.trim() === '' ? '(no statement was written)' : oneLine(r.sql);
+      return `${r.at}  ${r.user}  ${r.frontEnd}/${r.origin}  ${what}${policies}${question}\n  ${sql}`;
     })
     .join('\n')
     .concat('\n');

@@ -6,7 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditRecord, FrontEnd, StatementEvent, StatementListener } from '../core/audit.js';
+import { loadSqlParser } from '../sql/parse-tree.js';
 import { AuditJournal } from './journal.js';
+import { maskAuditRecord } from './mask.js';
 import type { AuditStore } from './store.js';
 
 /** Who a statement ran for: fixed per question or request by the front end. */
@@ -55,6 +57,8 @@ export class AuditLog {
 
   constructor(private readonly options: AuditLogOptions) {
     this.journal = new AuditJournal(options.dir);
+    // Secrets are masked on the parse tree once the parser is loaded (on the tokens until then).
+    loadSqlParser().catch(() => {});
   }
 
   /**
@@ -86,10 +90,11 @@ export class AuditLog {
 
   /**
    * Records one statement: one synchronous journal write; never throws. `id` is the id of the
-   * statement's `started` record, which this one completes; default a new id.
+   * statement's `started` record, which this one completes; default a new id. Secrets in the
+   * statement, the question and the reason are masked before anything is written (`mask.ts`).
    */
   record(context: AuditContext, event: StatementEvent, id: string = randomUUID()): void {
-    const record: AuditRecord = {
+    const record: AuditRecord = maskAuditRecord({
       id,
       at: new Date().toISOString(),
       user: context.user,
@@ -102,7 +107,7 @@ export class AuditLog {
       reason: event.reason ?? null,
       code: event.code ?? null,
       policies: [...(event.policies ?? [])],
-    };
+    });
     try {
       this.journal.append(record);
       this.state.recorded += 1;

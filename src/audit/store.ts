@@ -8,6 +8,8 @@ import type { AuditRecord, FrontEnd, StatementOrigin, StatementOutcome } from '.
 import { SqlrecallError } from '../core/errors.js';
 import { type MigrationSeries, runMigrations } from '../databases/postgres/migrate.js';
 import type { SqlClient } from '../memory/store/index.js';
+import { loadSqlParser } from '../sql/parse-tree.js';
+import { maskAuditRecord } from './mask.js';
 
 /** The audit's series: the table and its two read paths (by time, by user and time). */
 export const AUDIT_SERIES: MigrationSeries = {
@@ -109,10 +111,15 @@ export class AuditStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /** Records newest first, filtered by user and time. */
+  /**
+   * Records newest first, filtered by user and time; secrets masked (`mask.ts`), so a record kept
+   * before masking existed shows none either.
+   */
   async list(query: AuditQuery = {}): Promise<AuditRecord[]> {
     const limit = Math.min(Math.max(1, Math.trunc(query.limit ?? 100)), MAX_AUDIT_LIST);
     await this.init();
+    // Masked on the parse tree; without the parser (it failed to load) on the tokens.
+    await loadSqlParser().catch(() => {});
     const rows = await this.client.query<{
       id: string;
       at: Date | string;
@@ -144,20 +151,22 @@ export class AuditStore {
         query.user ?? null,
       ],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      at: new Date(r.at).toISOString(),
-      user: r.user_name,
-      frontEnd: r.front_end as FrontEnd,
-      question: r.question,
-      sql: r.sql,
-      outcome: r.outcome as StatementOutcome,
-      origin: r.origin as StatementOrigin,
-      rowCount: r.row_count === null ? null : Number(r.row_count),
-      reason: r.reason,
-      code: r.code,
-      policies: r.policies ?? [],
-    }));
+    return rows.map((r) =>
+      maskAuditRecord({
+        id: r.id,
+        at: new Date(r.at).toISOString(),
+        user: r.user_name,
+        frontEnd: r.front_end as FrontEnd,
+        question: r.question,
+        sql: r.sql,
+        outcome: r.outcome as StatementOutcome,
+        origin: r.origin as StatementOrigin,
+        rowCount: r.row_count === null ? null : Number(r.row_count),
+        reason: r.reason,
+        code: r.code,
+        policies: r.policies ?? [],
+      }),
+    );
   }
 
   /**

@@ -110,14 +110,35 @@ export function failedStatement(
 ): StatementEvent | undefined {
   if (!(error instanceof SqlrecallError) || isSqlrecallError(error, 'internal')) return undefined;
   const policies = policiesOf(error.details);
+  const refused = error.exitCode === 3 || noPolicy(error);
+  const rule = refused ? ruleOf(error) : undefined;
   return {
     sql,
     origin,
-    outcome: error.exitCode === 3 || noPolicy(error) ? 'refused' : 'failed',
-    reason: error.message,
+    outcome: refused ? 'refused' : 'failed',
+    reason: rule === undefined ? error.message : withRule(error.message, rule),
     code: error.code,
     ...(policies ? { policies } : {}),
   };
+}
+
+/** The rule a refused statement's record names when the policy file could not be read. */
+export const POLICY_FILE_RULE = 'policy-file-invalid';
+
+/**
+ * `reason` ending with `(rule RULE)`, so a reader of the audit trail sees which rule refused;
+ * a reason that ends so already is kept as it is.
+ */
+export function withRule(reason: string, rule: string): string {
+  const suffix = `(rule ${rule})`;
+  return reason.endsWith(suffix) ? reason : `${reason.replace(/[\s.]+$/, '')} ${suffix}`;
+}
+
+/** The rule behind a refusal: the guard's or the policy's `details.rule`, or the invalid file's. */
+function ruleOf(error: SqlrecallError): string | undefined {
+  const rule = (error.details as { rule?: unknown }).rule;
+  if (typeof rule === 'string' && rule !== '') return rule;
+  return noPolicy(error) ? POLICY_FILE_RULE : undefined;
 }
 
 /** True for the error of a data policy that could not be decided (the policy file is invalid). */

@@ -28,8 +28,8 @@ import {
 import { runSql, sqlDocument, sqlFailureDocument, sqlRuntimeOf } from '../app/run-sql.js';
 import { readSchema, schemaText } from '../app/schema.js';
 import { schemaContext } from '../app/schema-context.js';
+import { NO_STATEMENT, policyOrRecordedRefusal } from '../audit/policy-refusal.js';
 import type { Config } from '../config/config.js';
-import { failedStatement, notifyStatement } from '../core/audit.js';
 import { SqlrecallError, toSqlrecallError } from '../core/errors.js';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
@@ -258,16 +258,26 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: false, openWorldHint: false },
     },
     guarded('ask', async (args: z.infer<typeof MCP_INPUTS.ask>, runtime, signal) => {
+      const onStatement = runtime.auditListener({
+        user: config.user,
+        frontEnd: 'mcp',
+        question: args.question,
+      });
+      // A policy that cannot be decided (an invalid file) refuses the question: recorded too.
+      const policy = await policyOrRecordedRefusal(() => policyOf(runtime), onStatement, {
+        sql: NO_STATEMENT,
+        origin: 'model',
+      });
       const end = await askToEnd(() => runtime.assistant(), {
         user: config.user,
         ...(config.team !== undefined ? { team: config.team } : {}),
-        policy: await policyOf(runtime),
+        policy,
         question: args.question,
         ...(args.answer === false ? { skipAnswer: true } : {}),
         ...(args.conversation_id !== undefined ? { conversationId: args.conversation_id } : {}),
         ...(args.without !== undefined ? { without: args.without } : {}),
         signal,
-        onStatement: runtime.auditListener({ user: config.user, frontEnd: 'mcp', question: args.question }),
+        onStatement,
       });
       if (end.ok) return textResult(boundedJson(end.doc, maxBytes));
       // A failed question: the same document as `ask --json` and the HTTP API give, as a tool error.
@@ -291,9 +301,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       let run: Awaited<ReturnType<typeof runSql>>;
       try {
         // A policy that cannot be decided (an invalid file) refuses the statement: recorded too.
-        const policy = await policyOf(runtime).catch((error: unknown) => {
-          notifyStatement(onStatement, failedStatement(args.sql.trim(), 'person', error));
-          throw error;
+        const policy = await policyOrRecordedRefusal(() => policyOf(runtime), onStatement, {
+          sql: args.sql,
+          origin: 'person',
         });
         run = await runSql(
           {

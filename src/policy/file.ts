@@ -401,9 +401,9 @@ function whereOf(tree: ReturnType<typeof parseTree>): JsonObject | undefined {
 
 /**
  * The relations a compiled filter's expression reads in subqueries (`schema.name`, or the bare
- * name as written when unqualified).
+ * name as written when unqualified). Expects the SQL parser loaded.
  */
-function filterReads(expression: string): string[] {
+export function filterReads(expression: string): string[] {
   const out: string[] = [];
   const where = whereOf(parseTree(`SELECT 1 FROM policy_table WHERE (${expression}\n)`));
   if (!where) return out;

@@ -26,6 +26,7 @@
  */
 import type { Json, JsonObject } from '../core/json.js';
 import { type EffectivePolicy, policyLabel, type RowFilter, restrictsData } from '../policy/types.js';
+import { SESSION_TEXT_FUNCTIONS, SESSION_TEXT_RELATIONS } from './function-rules.js';
 import { type ParsedText, parseForGuard } from './guard.js';
 import { isJsonObject, parseTree, type SqlToken, scanTokens } from './parse-tree.js';
 
@@ -96,6 +97,8 @@ export const STATISTICS_RELATIONS: readonly string[] = [
 export const ROW_COUNT_RELATIONS: readonly string[] = [
   'pg_class',
   'pg_sequences',
+  // Tuples fetched, returned, inserted… of the whole database: the difference tells filtered rows.
+  'pg_stat_database',
   ...['all', 'user', 'sys'].flatMap((k) => [
     `pg_stat_${k}_tables`,
     `pg_stat_xact_${k}_tables`,
@@ -115,6 +118,34 @@ const ROW_COUNT_FUNCTIONS = new Set([
   'pg_indexes_size',
   'pg_sequence_last_value',
 ]);
+
+/**
+ * Refuses the relations and functions that show the statement texts of other sessions
+ * (`pg_stat_activity`, `pg_stat_statements`, in any schema): every user of sqlrecall shares the
+ * connection role, so they would show another user's statements, and the values written in them.
+ */
+function checkSessionTexts(nodes: CheckedNodes, policy: EffectivePolicy): void {
+  const who = policyLabel(policy);
+  for (const [key, node] of nodes) {
+    const name =
+      key === 'RangeVar'
+        ? String(node.relname ?? '').toLowerCase()
+        : key === 'FuncCall' && Array.isArray(node.funcname)
+          ? (node.funcname.map(stringOf).pop() ?? '').toLowerCase()
+          : undefined;
+    if (name === undefined) return;
+    if (
+      SESSION_TEXT_RELATIONS.includes(name) ||
+      SESSION_TEXT_FUNCTIONS.includes(name) ||
+      name === 'pg_stat_statements_info'
+    )
+      throw new Refusal(
+        'policy-statistics',
+        `refused: ${name} shows the statements of other users, with the values they wrote; it is not available under the data policy (${who})`,
+        who,
+      );
+  }
+}
 
 /** Refuses a statement that reads row counts or sizes of relations (see {@link ROW_COUNT_RELATIONS}). */
 function checkRowCounts(nodes: CheckedNodes, policy: EffectivePolicy, keys: readonly string[]): void {
@@ -319,6 +350,7 @@ function rewrite(
     );
   const explain = 'ExplainStmt' in stmt;
   checkCatalogDescriptions(nodes, policy, catalog);
+  checkSessionTexts(nodes, policy);
   const refs = collectRelations(stmt, policy, catalog, view);
   if (policy.rowFilters.size > 0)
     checkRowCounts(
@@ -744,6 +776,7 @@ type CheckedNodes = readonly (readonly [string, JsonObject])[];
 /** The field names of the nodes the rewrite's checks read. */
 const CHECKED_KEYS = new Set([
   'ParamRef',
+  'RangeVar',
   'FuncCall',
   'TypeCast',
   'SelectStmt',

@@ -4,6 +4,7 @@
 
 import { type AskDocument, type AskPipeline, AskProgress, askSteps } from '../../app/ask.js';
 import { lastConversationId } from '../../app/conversations.js';
+import { NO_STATEMENT, policyOrRecordedRefusal } from '../../audit/policy-refusal.js';
 import type { StatementListener } from '../../core/audit.js';
 import { SqlrecallError, toSqlrecallError } from '../../core/errors.js';
 import { checkQuestion } from '../../core/limits.js';
@@ -243,6 +244,13 @@ export async function runAsk(
           const memory = await runtime.memory();
           conversationId = await lastConversationId(memory, { user: config.user });
         }
+        const onStatement = runtime.auditListener({ user: config.user, frontEnd: 'cli', question });
+        // A policy that cannot be decided (an invalid file) refuses the question: recorded too.
+        const policy = await policyOrRecordedRefusal(
+          () => runtime.policyFor(config.user, config.team !== undefined ? { team: config.team } : {}),
+          onStatement,
+          { sql: NO_STATEMENT, origin: 'model' },
+        );
         const code = await answerQuestion(io, assistant, question, {
           json,
           user: config.user,
@@ -255,11 +263,8 @@ export async function runAsk(
           without: opts.without,
           confirmDeletes: opts.yes === true,
           noModel: opts.noModel,
-          policy: await runtime.policyFor(
-            config.user,
-            config.team !== undefined ? { team: config.team } : {},
-          ),
-          onStatement: runtime.auditListener({ user: config.user, frontEnd: 'cli', question }),
+          policy,
+          onStatement,
         });
         // Ctrl-C: the statement was cancelled on the server (the pipeline ended with its error).
         return interrupt.interrupted && code !== 0 ? EXIT_INTERRUPTED : code;

@@ -9,6 +9,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { AskProgress, type AskRequest, askDocument, askSteps, askToEnd } from '../../app/ask.js';
+import { NO_STATEMENT, policyOrRecordedRefusal } from '../../audit/policy-refusal.js';
 import { checkQuestion } from '../../core/limits.js';
 import type { Step } from '../../core/steps.js';
 import { type AppEnv, errorBody } from '../context.js';
@@ -75,6 +76,19 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const body = c.req.valid('json');
     const principal = c.get('principal');
     const accept = c.req.header('accept') ?? '';
+    const onStatement = deps.audit?.listener({
+      user: principal.user,
+      frontEnd: 'http',
+      question: body.question,
+    });
+    // A policy that cannot be decided (an invalid file) refuses the question: recorded too.
+    const policyFor = deps.policyFor;
+    const policy = policyFor
+      ? await policyOrRecordedRefusal(() => policyFor(principal), onStatement, {
+          sql: NO_STATEMENT,
+          origin: 'model',
+        })
+      : undefined;
     const request: AskRequest = {
       user: principal.user,
       ...(principal.team !== undefined ? { team: principal.team } : {}),
@@ -84,16 +98,8 @@ export function registerAsk(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
       ...(body.skipAnswer ? { skipAnswer: true } : {}),
       // The browser's zone: days a message names ("until Friday") are the user's days.
       ...timeZoneOf(c.req.header(TIME_ZONE_HEADER)),
-      ...(deps.policyFor ? { policy: await deps.policyFor(principal) } : {}),
-      ...(deps.audit
-        ? {
-            onStatement: deps.audit.listener({
-              user: principal.user,
-              frontEnd: 'http',
-              question: body.question,
-            }),
-          }
-        : {}),
+      ...(policy ? { policy } : {}),
+      ...(onStatement ? { onStatement } : {}),
     };
     if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
       const controller = new AbortController();

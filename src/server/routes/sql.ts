@@ -7,7 +7,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { MAX_SQL_CHARS } from '../../agent/run-sql.js';
 import { runSql, type SqlFailureDocument, sqlDocument } from '../../app/run-sql.js';
-import { failedStatement, notifyStatement } from '../../core/audit.js';
+import { policyOrRecordedRefusal } from '../../audit/policy-refusal.js';
 import type { EffectivePolicy } from '../../policy/types.js';
 import { type AppEnv, errorBody } from '../context.js';
 import type { ServerDeps } from '../deps.js';
@@ -74,14 +74,11 @@ export function registerSql(app: OpenAPIHono<AppEnv>, deps: ServerDeps): void {
     const onStatement = deps.audit?.listener({ user: principal.user, frontEnd: 'http' });
     let run: Awaited<ReturnType<typeof runSql>>;
     try {
-      let policy: EffectivePolicy | undefined;
-      try {
-        policy = await deps.policyFor?.(principal);
-      } catch (error) {
-        // No policy decided for this user (an invalid file): refused, and recorded as such.
-        notifyStatement(onStatement, failedStatement(sql.trim(), 'person', error));
-        throw error;
-      }
+      // No policy decided for this user (an invalid file): refused, and recorded as such.
+      const policyFor = deps.policyFor;
+      const policy: EffectivePolicy | undefined = policyFor
+        ? await policyOrRecordedRefusal(() => policyFor(principal), onStatement, { sql, origin: 'person' })
+        : undefined;
       run = await runSql(
         {
           sql,
