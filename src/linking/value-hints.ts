@@ -86,17 +86,6 @@ export function samplingSql(
 }
 
 /**
- * The FROM part of a sample: the dialect's bounded sample of the whole table, or, with a row filter
- * (a data policy's, values written in), the table's rows that pass it. A filtered sample never
- * uses TABLESAMPLE: a small share of pages could hold none of the user's rows, and the read stays
- * bounded by the caller's LIMIT.
- */
-export function sampledRows(table: Table, rowFilter?: string): string {
-  if (rowFilter === undefined) return postgresDialect.sampledFrom(table, SAMPLE_ROWS);
-  return `${postgresDialect.relation(table)} WHERE ${rowFilter}`;
-}
-
-/**
  * Turns the sampling row into hints: columns with 1…{@link MAX_HINT_VALUES} distinct values, none
  * spanning lines (over-long values are dropped one by one), and not unique-looking (a column whose every sampled row differs is an
  * identifier or a name, unless the table is tiny: ≤ 20 rows).
