@@ -12,7 +12,6 @@ import type { CellValue, DatabaseDialectName, QueryResult } from '../src/core/po
 import type { Table } from '../src/core/schema.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { guardForDialect } from '../src/sql/dialect-guard.js';
-import { dialectProfile } from '../src/sql/dialects.js';
 import type { ConformanceDatabase } from './support/conformance/engine.js';
 import { CONFORMANCE_ENGINES } from './support/conformance/index.js';
 

@@ -7,7 +7,6 @@
  */
 import type { CellValue, DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import type { Column, Table } from '../core/schema.js';
-import { postgresDialect } from '../databases/postgres/dialect.js';
 import { sqlWriter } from '../databases/sql-writer.js';
 import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
 
