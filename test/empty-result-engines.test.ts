@@ -5,7 +5,8 @@
  * past the 2,000 sampled rows. The statements are written in each engine's own quoting, and each
  * filter the sample cannot explain is confirmed against the engine: a literal the engine finds,
  * compared its own way (MariaDB's default collation ignores case; SQLite's LIKE ignores ASCII
- * case), is never reported as the cause.
+ * case), is never reported as the cause. A saved example written in the engine's quoting is
+ * reused with a new value the engine confirms.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,11 +19,13 @@ import {
   emptyRepairText,
   emptyResultAnswer,
 } from '../src/agent/empty-check.js';
+import { answerWithoutModel } from '../src/agent/fallback.js';
 import type { DatabaseConnector, DatabaseDialectName } from '../src/core/ports.js';
 import type { Schema } from '../src/core/schema.js';
 import { openDatabase } from '../src/databases/open.js';
 import { createValueSampler } from '../src/linking/value-hints.js';
 import { betterSqliteInstalled, makeSqliteFile } from './support/conformance/sqlite.js';
+import { memoryFixture } from './support/memory-fixtures.js';
 import { createTempMysqlDatabase, MYSQL_AVAILABLE, type TempMysqlDatabase } from './support/mysql-db.js';
 import { tempDir } from './support/temp-dir.js';
 
@@ -83,6 +86,8 @@ interface Engine {
   /** `city LIKE 'par%'`, and whether the engine's LIKE ignores case there. */
   likeSql: string;
   likeIgnoresCase: boolean;
+  /** A saved example's SQL in the engine's quoting, for the question "how many sales in Paris". */
+  exampleSql: string;
 }
 
 const SQLITE_DDL =
@@ -96,11 +101,13 @@ const SQLITE_LIKE_STATEMENTS = {
   spellingSql: `SELECT id FROM sales WHERE (city = 'o''hare')`,
   segmentSql: `SELECT id FROM main.sales WHERE segment IN ('retail', 'Wholesale')`,
   likeSql: `SELECT id FROM sales WHERE city LIKE 'par%'`,
+  exampleSql: `SELECT count(*) AS n FROM [sales] AS s WHERE s."city" = 'Paris' AND s.region = 'EMEA'`,
 };
 
 const duckdbStatements = {
   ...SQLITE_LIKE_STATEMENTS,
   regionSql: `SELECT "id" FROM "sales" AS s WHERE s."region" = 'emea'`,
+  exampleSql: `SELECT count(*) AS n FROM "sales" AS s WHERE s."city" = 'Paris' AND s.region = 'EMEA'`,
 };
 
 let duckdbReady: boolean;
@@ -184,6 +191,7 @@ const ENGINES: Engine[] = [
     segmentIgnoresCase: true,
     likeSql: "SELECT id FROM sales WHERE city LIKE 'par%'",
     likeIgnoresCase: false,
+    exampleSql: "SELECT COUNT(*) AS n FROM `sales` AS s WHERE s.`city` = 'Paris' AND s.region = 'EMEA'",
   },
 ];
 
@@ -266,6 +274,43 @@ for (const engine of ENGINES) {
       // The literal is one value compared as a whole: nothing matches it, no row leaks through it.
       expect(filters.map((f) => f.literal)).toEqual(["x' OR 1=1 -- "]);
       expect(filters[0]!.candidates).toEqual([]);
+    });
+
+    it("reuses a saved example written in the engine's quoting, with a value the engine confirms", async () => {
+      const saved = memoryFixture({
+        id: '44444444-0000-4000-8000-000000000001',
+        scope: { user: 'ann' },
+        kind: 'example',
+        text: 'how many sales in Paris for EMEA',
+        sql: engine.exampleSql,
+      });
+      const ask = (question: string) =>
+        answerWithoutModel({
+          question,
+          user: 'ann',
+          schema,
+          db,
+          examples: { list: async () => [saved] },
+          maxRows: 10,
+          timeoutMs: 10_000,
+          useRules: false,
+        });
+      // "zurich" is not the stored Zürich ignoring case only: never a guess. MariaDB's default
+      // collation, which the spelling check compares under, also ignores accents: there it is.
+      const zurich = await ask('how many sales in zurich for EMEA');
+      if (engine.dialect === 'mysql') expect((zurich as { sql: string }).sql).toContain("'Zürich'");
+      else expect(zurich).toBeNull();
+      const lyon = await ask('how many sales in lyon for AMER');
+      expect(lyon).toMatchObject({ path: 'example' });
+      expect(Number((lyon as { result: { rows: unknown[][] } }).result.rows[0]![0])).toBe(1250);
+      expect((lyon as { sql: string }).sql).toContain("'Lyon'");
+      expect((lyon as { sql: string }).sql).toContain("'AMER'");
+      // A value that is not stored is not substituted, and one holding a quote stays one literal.
+      expect(await ask('how many sales in atlantis for EMEA')).toBeNull();
+      const hare = await ask("how many sales in o'hare for AMER");
+      expect(hare).toMatchObject({ path: 'example' });
+      expect((hare as { sql: string }).sql).toContain("'O''Hare'");
+      expect(Number((hare as { result: { rows: unknown[][] } }).result.rows[0]![0])).toBe(250);
     });
   });
 }

@@ -172,6 +172,7 @@ async function loadExamples(input: FallbackInput): Promise<Memory[]> {
     [...rank(own, 'user'), ...rank(team, 'team')],
     linked,
     input.schema,
+    input.db.dialect,
   );
   return kept.map((c) => c.memory);
 }

@@ -75,7 +75,7 @@ export async function* runQuestionTurn(
     ...(candidates.length > 0 ? { reservedTokens: reserved } : {}),
   });
   // Only examples whose SQL reads tables the linker chose for this question are shown.
-  const relevant = await coveredByLinkedTables(candidates, context.tables, schema);
+  const relevant = await coveredByLinkedTables(candidates, context.tables, schema, db.dialect);
   const examplesText = renderExamplesBlock(relevant.map(promptExample), maxExampleTokens);
   const memory = await turn?.prompt(context.tables);
   if (memory && memory.recalled.length > 0) {

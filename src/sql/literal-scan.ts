@@ -57,6 +57,11 @@ export interface ScannedFilter {
 /** What {@link scanLiterals} found. */
 export interface LiteralScan {
   relations: ScannedRelation[];
+  /**
+   * True when a FROM or JOIN is followed by something the scan does not read as a relation (a
+   * parenthesised join, a table function): the relations listed may then be incomplete.
+   */
+  unreadRelations: boolean;
   constants: ScannedConstant[];
   filters: ScannedFilter[];
 }
@@ -266,6 +271,22 @@ function dottedName(tokens: Token[], i: number): { parts: string[]; next: number
   return { parts, next: j };
 }
 
+/** Functions whose arguments hold the word FROM: `EXTRACT(YEAR FROM d)`, `SUBSTRING(s FROM 2)`. */
+const FROM_FUNCTIONS = new Set(['extract', 'substring', 'substr', 'trim', 'overlay', 'position']);
+
+/** True when token `i` is inside the parentheses of a {@link FROM_FUNCTIONS} call. */
+function insideSyntaxCall(tokens: Token[], i: number): boolean {
+  let depth = 0;
+  for (let k = i - 1; k >= 0; k -= 1) {
+    if (isPunct(tokens[k], ')')) depth += 1;
+    else if (isPunct(tokens[k], '(')) {
+      if (depth === 0) return FROM_FUNCTIONS.has(lower(tokens[k - 1]) ?? '');
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
 /**
  * Relations, constants and text filters of `sql` in `dialect` (see the module comment). PostgreSQL
  * text is scanned with DuckDB's quoting, which is its own less dollar quotes and `E''` strings.
@@ -276,15 +297,22 @@ export function scanLiterals(sql: string, dialect: DatabaseDialectName): Literal
   const constants: ScannedConstant[] = [];
   const filters: ScannedFilter[] = [];
   const compared = new Map<number, string[]>();
+  let unreadRelations = false;
 
   for (let i = 0; i < tokens.length; i += 1) {
     const word = lower(tokens[i]);
     // FROM a [AS] x, b y … / JOIN a [AS] x
-    if (word === 'from' || word === 'join') {
+    if ((word === 'from' && !insideSyntaxCall(tokens, i)) || word === 'join' || word === 'straight_join') {
       let j = i + 1;
       for (;;) {
         const name = dottedName(tokens, j);
-        if (!name || name.parts.length > 2) break;
+        const subquery =
+          isPunct(tokens[j], '(') && ['select', 'with', 'values'].includes(lower(tokens[j + 1]) ?? '');
+        if (!name || name.parts.length > 2 || isPunct(tokens[name.next], '(')) {
+          // A derived table's own FROM is scanned when the loop reaches it.
+          if (!subquery) unreadRelations = true;
+          break;
+        }
         j = name.next;
         if (lower(tokens[j]) === 'as') j += 1;
         let alias = name.parts.at(-1)!;
@@ -297,7 +325,7 @@ export function scanLiterals(sql: string, dialect: DatabaseDialectName): Literal
           name: name.parts.at(-1)!,
           alias,
         });
-        if (word === 'join' || !isPunct(tokens[j], ',')) break;
+        if (word !== 'from' || !isPunct(tokens[j], ',')) break;
         j += 1;
       }
       continue;
@@ -381,7 +409,7 @@ export function scanLiterals(sql: string, dialect: DatabaseDialectName): Literal
       compared: compared.get(k) ?? null,
     });
   });
-  return { relations, constants, filters };
+  return { relations, unreadRelations, constants, filters };
 }
 
 /**
