@@ -69,7 +69,6 @@ describe('sqlite: URLs', () => {
     expect(profile.promptMarker).toMatch(/SQLite/);
     expect(profile.promptHabits.join(' ')).toMatch(/double quotes.*ILIKE.*strftime.*\|\|/s);
     expect(profile.parseRepairHint).toMatch(/ILIKE.*date_trunc.*INTERVAL/s);
-    expect(profile.valueHints).toBe(false);
   });
 });
 

@@ -16,7 +16,6 @@ import { createValueSampler, type ValueSampler } from '../linking/value-hints.js
 import { type EffectivePolicy, restrictsData, unrestrictedPolicy } from '../policy/types.js';
 import { policyKey, rowFilterSql, rowFiltersOf, visibleSchema, visibleTable } from '../policy/visibility.js';
 import { onlyAllowedTables } from '../sql/allowlist.js';
-import { dialectProfile } from '../sql/dialects.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { type DatabaseSession, readDatabaseSession } from './database-session.js';
 import type { ValueHintSource } from './empty-check.js';
@@ -81,9 +80,6 @@ export class Assistant {
   /** Value hints of one table: the configured source, or the bounded sampler, cached per table. */
   private valueHints: ValueHintSource = (table) => {
     if (this.options.valueHints) return this.options.valueHints(table);
-    // The sampler writes the SQL of the dialects it knows: engines whose profile says it cannot
-    // run there get no sampled values.
-    if (!dialectProfile(this.options.db.dialect).valueHints) return Promise.resolve([]);
     const key = `${table.schema}.${table.name}`;
     let hints = this.hintCache.get(key);
     if (!hints) {

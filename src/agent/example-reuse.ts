@@ -3,17 +3,21 @@
  * question and its confirmed SQL. A new question reuses it when the two questions are the same
  * word for word except for literal values that the example's SQL also contains (a country, a year,
  * a status, a LIMIT count). Those literals are replaced by the question's values at the SQL
- * constants' token positions in the libpg-query parse tree (never by string search on the SQL
- * text); text values must be confirmed by the database (the value exists in the compared column,
- * its stored spelling is used). Anything less certain is not reused: precision over coverage.
+ * constants' token positions (never by string search on the SQL text): on PostgreSQL those of the
+ * libpg-query parse tree, on MySQL/MariaDB, SQLite and DuckDB those of the engine's own tokens
+ * (`sql/literal-scan.ts`, its quoting and escapes). Text values must be confirmed by the database
+ * in its own SQL (the value exists in the compared column, its stored spelling is used). Anything
+ * less certain is not reused: precision over coverage.
  *
  * The substituted SQL still goes through the guard, the identifier check and the limits (the
  * caller runs it with `runCheckedSql`).
  */
 import type { Json, JsonObject } from '../core/json.js';
 import type { Memory } from '../core/memory.js';
+import type { DatabaseDialectName } from '../core/ports.js';
 import type { Schema, Table } from '../core/schema.js';
-import { postgresDialect } from '../databases/postgres/dialect.js';
+import { sqlWriter } from '../databases/sql-writer.js';
+import { resolveScannedColumn, scanLiterals } from '../sql/literal-scan.js';
 import { loadSqlParser, parseTree, scanTokens } from '../sql/parse-tree.js';
 
 /**
@@ -160,20 +164,77 @@ function resolveColumn(
   return distinct.size === 1 ? { table: having[0]!.table, column } : null;
 }
 
+/** A constant found in an example's SQL, before it is matched with the question. */
+interface SlotConstant {
+  kind: 'string' | 'number';
+  value: string;
+  range: [number, number];
+  column: { table: Table; column: string } | null;
+}
+
+/** Keeps the constants whose value occurs exactly once (as whole words) in the question, merged by value. */
+function slotsNamedBy(constants: SlotConstant[], question: string): ExampleSlot[] {
+  const words = questionWords(question);
+  const byValue = new Map<string, ExampleSlot>();
+  for (const c of constants) {
+    const valueWords = questionWords(c.value);
+    if (valueWords.length === 0 || valueWords.join(' ') !== c.value.toLowerCase().trim().replace(/\s+/g, ' '))
+      continue; // only values that are plain words
+    if (occurrences(words, valueWords) !== 1) continue;
+    const key = `${c.kind}:${c.value.toLowerCase()}`;
+    const slot = byValue.get(key);
+    if (slot) {
+      slot.ranges.push(c.range);
+      if (
+        slot.column &&
+        (!c.column || slot.column.column !== c.column.column || slot.column.table !== c.column.table)
+      )
+        slot.column = null;
+    } else {
+      byValue.set(key, { value: c.value, kind: c.kind, ranges: [c.range], column: c.column });
+    }
+  }
+  return [...byValue.values()];
+}
+
 /**
- * The substitutable constants of `sql` that `question` names: each constant backed by a scanner
- * token at its parse-tree location, whose value occurs exactly once (as whole words) in the question.
- * @throws Error when `sql` does not parse (callers treat that example as unusable)
+ * The constants of SQL written for MySQL/MariaDB, SQLite or DuckDB, from the engine's tokens:
+ * single-quoted strings and plain numbers, with the column each is compared with.
  */
-export async function exampleSlots(sql: string, question: string, schema: Schema): Promise<ExampleSlot[]> {
+function scannedConstants(sql: string, schema: Schema, dialect: DatabaseDialectName): SlotConstant[] {
+  const scan = scanLiterals(sql, dialect);
+  const bytes = (offset: number) => Buffer.byteLength(sql.slice(0, offset), 'utf8');
+  return scan.constants
+    .filter((c) => c.kind === 'number' || c.singleQuoted)
+    .map((c) => ({
+      kind: c.kind,
+      value: c.value,
+      range: [bytes(c.start), bytes(c.end)] as [number, number],
+      column: c.compared ? resolveScannedColumn(c.compared, scan.relations, schema) : null,
+    }));
+}
+
+/**
+ * The substitutable constants of `sql` (written for `dialect`, default PostgreSQL) that `question`
+ * names: each constant backed by a token of the engine's own reading (on PostgreSQL a scanner
+ * token at its parse-tree location), whose value occurs exactly once (as whole words) in the
+ * question.
+ * @throws Error when PostgreSQL `sql` does not parse (callers treat that example as unusable)
+ */
+export async function exampleSlots(
+  sql: string,
+  question: string,
+  schema: Schema,
+  dialect: DatabaseDialectName = 'postgres',
+): Promise<ExampleSlot[]> {
+  if (dialect !== 'postgres') return slotsNamedBy(scannedConstants(sql, schema, dialect), question);
   await loadSqlParser();
   const tree = parseTree(sql);
   const consts: FoundConst[] = [];
   const relations: JsonObject[] = [];
   collectConsts(tree.stmts ?? null, null, consts, relations);
   const tokens = scanTokens(sql);
-  const words = questionWords(question);
-  const byValue = new Map<string, ExampleSlot>();
+  const found: SlotConstant[] = [];
   for (const c of consts) {
     const token = tokens.find((t) => t.start === c.location);
     const expected = c.kind === 'string' ? 'SCONST' : c.kind === 'number' ? /^[IF]CONST$/ : null;
@@ -181,25 +242,10 @@ export async function exampleSlots(sql: string, question: string, schema: Schema
     if (typeof expected === 'string' ? token.tokenName !== expected : !expected.test(token.tokenName))
       continue;
     if (c.kind === 'string' && !token.text.startsWith("'")) continue; // E'', U&'', $$…$$: not substituted
-    const valueWords = questionWords(c.value);
-    if (valueWords.length === 0 || valueWords.join(' ') !== c.value.toLowerCase().trim().replace(/\s+/g, ' '))
-      continue; // only values that are plain words
-    if (occurrences(words, valueWords) !== 1) continue;
-    const key = `${c.kind}:${c.value.toLowerCase()}`;
-    const slot = byValue.get(key);
     const column = c.columnRef ? resolveColumn(c.columnRef, relations, schema) : null;
-    if (slot) {
-      slot.ranges.push([token.start, token.end]);
-      if (
-        slot.column &&
-        (!column || slot.column.column !== column.column || slot.column.table !== column.table)
-      )
-        slot.column = null;
-    } else {
-      byValue.set(key, { value: c.value, kind: c.kind, ranges: [[token.start, token.end]], column });
-    }
+    found.push({ kind: c.kind, value: c.value, range: [token.start, token.end], column });
   }
-  return [...byValue.values()];
+  return slotsNamedBy(found, question);
 }
 
 function occurrences(words: string[], needle: string[]): number {
@@ -305,30 +351,36 @@ export function substituteSlots(sql: string, changes: { slot: ExampleSlot; newVa
 }
 
 /**
- * The SQL that checks a text value against the column it is compared with: the column's distinct
- * stored spellings equal to it ignoring case (at most 3). Identifiers come from the catalog and are
- * quoted; the value is a standard string literal (quotes doubled).
+ * The SQL that checks a text value against the column it is compared with, in `dialect` (default
+ * PostgreSQL): the column's distinct stored spellings equal to it ignoring case (at most 3).
+ * Identifiers come from the catalog and are quoted; the value is the engine's string literal.
  */
-export function confirmValueSql(column: { table: Table; column: string }, value: string): string {
-  return postgresDialect.sameSpellingSql(column.table, column.column, value, 3);
+export function confirmValueSql(
+  column: { table: Table; column: string },
+  value: string,
+  dialect: DatabaseDialectName = 'postgres',
+): string {
+  return sqlWriter(dialect).sameSpellingSql(column.table, column.column, value, 3);
 }
 
 /**
- * Tries each example against `question`; returns the reuse plans that align (exact-question
- * matches first, then by fewest changed values), before database confirmation.
+ * Tries each example (its SQL written for `dialect`, default PostgreSQL) against `question`;
+ * returns the reuse plans that align (exact-question matches first, then by fewest changed
+ * values), before database confirmation.
  */
 export async function matchExamples(
   question: string,
   examples: Pick<Memory, 'id' | 'text' | 'sql'>[],
   schema: Schema,
   options: ExampleReuseOptions = {},
+  dialect: DatabaseDialectName = 'postgres',
 ): Promise<ReuseMatch[]> {
   const matches: { match: ReuseMatch; changed: number }[] = [];
   for (const example of examples) {
     if (!example.sql) continue;
     let slots: ExampleSlot[];
     try {
-      slots = await exampleSlots(example.sql, example.text, schema);
+      slots = await exampleSlots(example.sql, example.text, schema, dialect);
     } catch {
       continue; // an example whose SQL no longer parses is not reused
     }

@@ -13,8 +13,10 @@
  * linker chose for the new question (an example about other tables is never reused or shown).
  */
 import type { Memory, MemoryScope, MemorySearchOptions, ScoredMemory } from '../core/memory.js';
+import type { DatabaseDialectName } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { contentWords } from '../memory/text.js';
+import { findScannedTable, scanLiterals } from '../sql/literal-scan.js';
 import { loadSqlParser, parseTree } from '../sql/parse-tree.js';
 import { analyzeStatement } from '../sql/scope.js';
 
@@ -78,11 +80,24 @@ export function wordSimilarity(a: string, b: string): number {
 }
 
 /**
- * The tables (`schema.name`) an example's SQL reads, or null when any relation does not resolve to
- * one catalog table, a relation was not visited, or the SQL does not parse (such an example is
- * never used: its tables cannot be checked).
+ * The tables (`schema.name`) an example's SQL (written for `dialect`, default PostgreSQL) reads,
+ * or null when any relation does not resolve to one catalog table, a relation was not visited, or
+ * the SQL does not parse (such an example is never used: its tables cannot be checked).
  */
-export async function exampleTables(sql: string, schema: Schema): Promise<string[] | null> {
+export async function exampleTables(
+  sql: string,
+  schema: Schema,
+  dialect: DatabaseDialectName = 'postgres',
+): Promise<string[] | null> {
+  if (dialect !== 'postgres') {
+    // The engine's own tokens (its quoting): a relation that is not read, or not one catalog
+    // table (a CTE's name included), leaves the tables unknown.
+    const scan = scanLiterals(sql, dialect);
+    if (scan.unreadRelations || scan.relations.length === 0) return null;
+    const tables = scan.relations.map((r) => findScannedTable(schema, r));
+    if (tables.some((t) => t === undefined)) return null;
+    return [...new Set(tables.map((t) => `${t!.schema}.${t!.name}`))];
+  }
   await loadSqlParser();
   let tree: ReturnType<typeof parseTree>;
   try {
@@ -166,11 +181,12 @@ export async function coveredByLinkedTables(
   candidates: SimilarExample[],
   linkedTables: readonly string[],
   schema: Schema,
+  dialect: DatabaseDialectName = 'postgres',
 ): Promise<(SimilarExample & { tables: string[] })[]> {
   const linked = new Set(linkedTables.map((t) => t.toLowerCase()));
   const kept: (SimilarExample & { tables: string[] })[] = [];
   for (const c of candidates) {
-    const tables = await exampleTables(c.memory.sql!, schema);
+    const tables = await exampleTables(c.memory.sql!, schema, dialect);
     if (!tables || tables.length === 0) continue;
     if (tables.every((t) => linked.has(t.toLowerCase()))) kept.push({ ...c, tables });
   }

@@ -172,6 +172,7 @@ async function loadExamples(input: FallbackInput): Promise<Memory[]> {
     [...rank(own, 'user'), ...rank(team, 'team')],
     linked,
     input.schema,
+    input.db.dialect,
   );
   return kept.map((c) => c.memory);
 }
@@ -210,7 +211,13 @@ export async function answerWithoutModel(
     });
   if (input.useExamples !== false) {
     const examples = await loadExamples(input);
-    const matches = await matchExamples(input.question, examples, input.schema, input.reuse);
+    const matches = await matchExamples(
+      input.question,
+      examples,
+      input.schema,
+      input.reuse,
+      input.db.dialect,
+    );
     for (const match of matches) {
       const changes: { slot: (typeof match.slots)[number]['slot']; newValue: string }[] = [];
       let ok = true;
@@ -224,7 +231,7 @@ export async function answerWithoutModel(
           ok = false;
           break;
         }
-        const found = await run(confirmValueSql(slot.column, newValue)).catch(() => null);
+        const found = await run(confirmValueSql(slot.column, newValue, input.db.dialect)).catch(() => null);
         const values = found?.result.rows.map((r) => r[0]).filter((v): v is string => typeof v === 'string');
         if (values?.length !== 1) {
           ok = false;

@@ -27,8 +27,10 @@ import {
   type ColumnSampler,
   checkEmptyResult,
   createColumnSampler,
+  createLiteralConfirmer,
   type EmptyFilter,
   emptyRepairText,
+  type LiteralConfirmer,
   type ValueHintSource,
 } from './empty-check.js';
 import { buildRepairMessages, CANNOT_ANSWER_MARKER } from './prompts.js';
@@ -79,6 +81,12 @@ export interface GenerateInput {
    * samples only the rows the user may see.
    */
   columnSampler?: ColumnSampler;
+  /**
+   * Asks the engine about a filter the sample cannot explain, for the empty-result check; default
+   * one over `db` (`createLiteralConfirmer`). A user with a row policy passes one that counts only
+   * the rows the user may see.
+   */
+  literalConfirmer?: LiteralConfirmer;
   /**
    * Privacy mode (a data policy's `rows_to_model: false`): no value read from the database goes
    * back to the model. Database errors in repair prompts lose the values they quote, and no
@@ -285,6 +293,10 @@ export async function* generateAndRun(input: GenerateInput): AsyncGenerator<Step
         input.schema,
         input.valueHints,
         input.columnSampler ?? createColumnSampler(input.db),
+        {
+          dialect: input.db.dialect,
+          confirm: input.literalConfirmer ?? createLiteralConfirmer(input.db),
+        },
       );
       if (!emptyChecked && canRepair && filters.some((f) => f.candidates.length > 0)) {
         emptyChecked = true;

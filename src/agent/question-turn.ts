@@ -12,7 +12,7 @@ import { writeAnswer } from './answer.js';
 import type { AskInput, AssistantOptions } from './assistant-options.js';
 import { wholeSchemaPlanner } from './context.js';
 import type { DatabaseSession } from './database-session.js';
-import { createColumnSampler, type ValueHintSource } from './empty-check.js';
+import { createColumnSampler, createLiteralConfirmer, type ValueHintSource } from './empty-check.js';
 import { coveredByLinkedTables } from './example-similarity.js';
 import { DEFAULT_FEW_SHOT_MAX_TOKENS, fewShotCandidates, promptExample } from './few-shot.js';
 import type { MemoryTurn } from './memory-hook.js';
@@ -75,7 +75,7 @@ export async function* runQuestionTurn(
     ...(candidates.length > 0 ? { reservedTokens: reserved } : {}),
   });
   // Only examples whose SQL reads tables the linker chose for this question are shown.
-  const relevant = await coveredByLinkedTables(candidates, context.tables, schema);
+  const relevant = await coveredByLinkedTables(candidates, context.tables, schema, db.dialect);
   const examplesText = renderExamplesBlock(relevant.map(promptExample), maxExampleTokens);
   const memory = await turn?.prompt(context.tables);
   if (memory && memory.recalled.length > 0) {
@@ -123,7 +123,10 @@ export async function* runQuestionTurn(
       signal: input.signal,
       valueHints: ctx.valueHints,
       ...(restrictsData(policy)
-        ? { columnSampler: createColumnSampler(db, { rowFilter: (t) => rowFilterSql(policy, t) }) }
+        ? {
+            columnSampler: createColumnSampler(db, { rowFilter: (t) => rowFilterSql(policy, t) }),
+            literalConfirmer: createLiteralConfirmer(db, { rowFilter: (t) => rowFilterSql(policy, t) }),
+          }
         : {}),
       ...(privacy ? { privacy: true } : {}),
       ...(session.searchPath ? { searchPath: session.searchPath } : {}),

@@ -5,7 +5,7 @@ import { renderTable } from '../sql/render.js';
 import type { ValueHint } from './documents.js';
 import { catalogHash } from './documents.js';
 import { isDisplayableValue, isPromptHint, rankColumns, renderView } from './render.js';
-import { canSampleValues, hintsFromRow, isSampledColumn, samplingSql } from './value-hints.js';
+import { hintsFromRow, isSampledColumn, samplingSql } from './value-hints.js';
 
 function column(name: string, type = 'text', extra: Partial<Column> = {}): Column {
   return {
@@ -72,9 +72,31 @@ describe('value sampling SQL', () => {
     expect(() => samplingSql(t, '"region" = \'EMEA\'', 'mysql')).toThrow(/row filter/);
   });
 
-  it('has a sampling syntax for every dialect whose profile turns value hints on', () => {
-    for (const profile of Object.values(DIALECTS))
-      expect(canSampleValues(profile.name), profile.name).toBe(profile.valueHints);
+  it('writes a sampling statement in every dialect, each quoting the hostile names its own way', () => {
+    const t = table('or"ders`]', [column('St"at`us'), column('n', 'integer')]);
+    const quoted: Record<string, string> = {
+      postgres: '"or""ders`]"',
+      mysql: '`or"ders``]`',
+      sqlite: '"or""ders`]"',
+      duckdb: '"or""ders`]"',
+    };
+    for (const profile of Object.values(DIALECTS)) {
+      const sql = samplingSql(t, undefined, profile.name);
+      expect(sql, profile.name).toContain(quoted[profile.name]);
+      expect(sql, profile.name).not.toMatch(/[`"]n[`"]/); // the integer column is not sampled
+    }
+    expect(samplingSql(t, undefined, 'sqlite')).toContain('json_group_array(v)');
+    expect(samplingSql(t, undefined, 'duckdb')).toContain('list(v)');
+  });
+
+  it('samples DuckDB views (data files read in place) but not PostgreSQL, MySQL or SQLite views', () => {
+    const v = table('v', [column('s')], { kind: 'view' });
+    expect(samplingSql(v, undefined, 'duckdb')).toContain('LIMIT 2000');
+    for (const dialect of ['postgres', 'mysql', 'sqlite'] as const)
+      expect(samplingSql(v, undefined, dialect)).toBeNull();
+    expect(isSampledColumn(column('s', 'VARCHAR'))).toBe(true);
+    expect(isSampledColumn(column('s', 'nvarchar(40)'))).toBe(true);
+    expect(isSampledColumn(column('s', 'BLOB'))).toBe(false);
   });
 
   it('uses TABLESAMPLE on big tables and skips views and tables without text', () => {

@@ -2,15 +2,12 @@
  * Value hints: the distinct values of low-cardinality text columns, read from a bounded sample in
  * the connector's READ ONLY execution (row cap, statement timeout), and enum labels straight from
  * the catalog. The sampling SQL is generated here from catalog identifiers in the connector's
- * dialect ({@link SampleSyntax}: PostgreSQL, MySQL/MariaDB); no user text ever reaches it. An
- * engine without a syntax here gets its enum labels only.
+ * dialect (its `SqlWriter`, `databases/sql-writer.ts`: every engine has one); no user text ever
+ * reaches it.
  */
 import type { CellValue, DatabaseConnector, DatabaseDialectName } from '../core/ports.js';
 import type { Column, Table } from '../core/schema.js';
-import type { SqlDialect } from '../databases/engine.js';
-import { mysqlSql, mysqlTextCut, quoteMysqlIdent } from '../databases/mysql/sql.js';
-import { postgresDialect } from '../databases/postgres/dialect.js';
-import { quoteIdent } from '../sql/render.js';
+import { sqlWriter } from '../databases/sql-writer.js';
 import { MAX_HINT_VALUE_LENGTH, type ValueHint } from './documents.js';
 
 /** Most distinct values for a column to count as low-cardinality: at most 50. */
@@ -26,49 +23,12 @@ export const SAMPLE_TIMEOUT_MS = 3000;
 /** Reads value hints of one table; never throws (a failure means no hints for that table). */
 export type ValueSampler = (table: Table) => Promise<ValueHint[]>;
 
-/** Types whose values are sampled: text-like built-ins (and domains over them) of either dialect. */
+/**
+ * Types whose values are sampled: the text types of every engine (any case; SQLite's and DuckDB's
+ * names come as declared), and domains over them.
+ */
 const TEXT_TYPE =
-  /^(text|citext|name|character varying|varchar|character|char|bpchar|tinytext|mediumtext|longtext)(\(\d+\))?$/;
-
-/** How one dialect writes the sampling statement of {@link samplingSql}. */
-export interface SampleSyntax {
-  /** The relation and the bounded FROM item of a sample (the dialect's own SQL). */
-  sql: Pick<SqlDialect, 'relation' | 'sampledFrom'>;
-  /** A quoted identifier. */
-  quote(name: string): string;
-  /** A column's value as text cut to `length` characters, distinct values compared exactly. */
-  textCut(column: string, length: number): string;
-  /** The values `v` of a subquery gathered into one JSON array text (SQL NULL when there are none). */
-  jsonArray(expression: string): string;
-  /**
-   * Whether a data policy's row filter (written in PostgreSQL by `policy/visibility.ts`) can be
-   * put in this dialect's sample; when not, a filtered table gets enum labels only (fail closed).
-   */
-  rowFilters: boolean;
-}
-
-/** The sampling syntax of each dialect that has one. */
-const SAMPLE_SYNTAX: Partial<Record<DatabaseDialectName, SampleSyntax>> = {
-  postgres: {
-    sql: postgresDialect,
-    quote: quoteIdent,
-    textCut: (column, length) => `left(${quoteIdent(column)}::text, ${length})`,
-    jsonArray: (expression) => `json_agg(${expression})`,
-    rowFilters: true,
-  },
-  mysql: {
-    sql: mysqlSql,
-    quote: quoteMysqlIdent,
-    textCut: mysqlTextCut,
-    jsonArray: (expression) => `JSON_ARRAYAGG(${expression})`,
-    rowFilters: false,
-  },
-};
-
-/** True when the bounded sampler can write `dialect`'s SQL (otherwise enum labels only). */
-export function canSampleValues(dialect: DatabaseDialectName): boolean {
-  return SAMPLE_SYNTAX[dialect] !== undefined;
-}
+  /^(text|citext|name|character varying|varchar|character|char|bpchar|nvarchar|nchar|varying character|native character|clob|string|tinytext|mediumtext|longtext)(\(\d+\))?$/i;
 
 /** True when `column` holds text worth sampling (not an enum: its labels come from the catalog). */
 export function isSampledColumn(column: Column): boolean {
@@ -90,8 +50,8 @@ export function enumHints(table: Table): ValueHint[] {
 
 /**
  * The sampling statement for `table` in `dialect` (default PostgreSQL), or `null` when nothing is
- * sampled (no text column; views and foreign tables, whose reads may be unbounded in cost; a
- * dialect without a {@link SampleSyntax}). One row comes back: `n` (rows sampled)
+ * sampled (no text column; foreign tables, and views where the engine's views may be unbounded in
+ * cost: `SqlWriter.sampleViews`). One row comes back: `n` (rows sampled)
  * and one JSON array per column with up to {@link MAX_HINT_VALUES} + 1 distinct values, each cut to
  * {@link MAX_HINT_VALUE_LENGTH} + 1 characters (so over-long values are recognisable).
  * @throws Error when `rowFilter` is given for a dialect that cannot take it (nothing is sampled)
@@ -101,39 +61,27 @@ export function samplingSql(
   rowFilter?: string,
   dialect: DatabaseDialectName = 'postgres',
 ): string | null {
-  if (table.kind === 'view' || table.kind === 'foreign_table') return null;
-  const syntax = SAMPLE_SYNTAX[dialect];
-  if (!syntax) return null;
+  const syntax = sqlWriter(dialect);
+  if (table.kind === 'foreign_table' || (table.kind === 'view' && !syntax.sampleViews)) return null;
   const columns = table.columns.filter(isSampledColumn).slice(0, MAX_SAMPLED_COLUMNS);
   if (columns.length === 0) return null;
   const from =
     rowFilter === undefined
-      ? syntax.sql.sampledFrom(table, SAMPLE_ROWS)
+      ? syntax.sampledFrom(table, SAMPLE_ROWS)
       : syntax.rowFilters
-        ? `${syntax.sql.relation(table)} WHERE ${rowFilter}`
+        ? `${syntax.relation(table)} WHERE ${rowFilter}`
         : null;
   if (from === null) throw new Error(`a row filter cannot be sampled in the ${dialect} dialect`);
   const list = columns.map((column) => syntax.quote(column.name)).join(', ');
   const parts = columns.map((column, i) => {
     const c = syntax.quote(column.name);
     return (
-      `(SELECT ${syntax.jsonArray('v')} FROM (SELECT DISTINCT ${syntax.textCut(column.name, MAX_HINT_VALUE_LENGTH + 1)} AS v FROM s ` +
+      `(SELECT ${syntax.listOf('v')} FROM (SELECT DISTINCT ${syntax.textCut(column.name, MAX_HINT_VALUE_LENGTH + 1)} AS v FROM s ` +
       `WHERE ${c} IS NOT NULL LIMIT ${MAX_HINT_VALUES + 1}) d) AS c${i}, ` +
       `(SELECT count(${c}) FROM s) AS n${i}`
     );
   });
   return `WITH s AS (SELECT ${list} FROM ${from} LIMIT ${SAMPLE_ROWS}) SELECT ${parts.join(', ')}`;
-}
-
-/**
- * The FROM part of a sample: the dialect's bounded sample of the whole table, or, with a row filter
- * (a data policy's, values written in), the table's rows that pass it. A filtered sample never
- * uses TABLESAMPLE: a small share of pages could hold none of the user's rows, and the read stays
- * bounded by the caller's LIMIT.
- */
-export function sampledRows(table: Table, rowFilter?: string): string {
-  if (rowFilter === undefined) return postgresDialect.sampledFrom(table, SAMPLE_ROWS);
-  return `${postgresDialect.relation(table)} WHERE ${rowFilter}`;
 }
 
 /**

@@ -27,11 +27,6 @@ export interface DialectProfile {
   /** Sent with a parse error: the habits of other dialects models bring, and this one's spelling. */
   readonly parseRepairHint: string;
   /**
-   * Whether the bounded value sampler (`linking/value-hints.ts`, which writes the SQL of the
-   * dialects it knows) runs on this engine; without it the prompt carries no sampled values.
-   */
-  readonly valueHints: boolean;
-  /**
    * Checks that `sql` is exactly one read-only statement of this dialect, with the table allowlist
    * when `options.allowTables` is given. Never throws; a dialect that cannot check the allowlist
    * refuses every statement when one is given (rule `allowlist`).
@@ -64,7 +59,6 @@ const POSTGRES: DialectProfile = {
   promptHabits: [],
   parseRepairHint:
     "This is PostgreSQL: identifiers in double quotes (never backticks or [brackets]), strings in single quotes, LIMIT n OFFSET m (not LIMIT m, n; no TOP), COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL '1 day' instead of DATEADD/DATE_ADD.",
-  valueHints: true,
   guard: (sql, options) => guardSqlOffThread(sql, options),
 };
 
@@ -77,7 +71,6 @@ const MYSQL: DialectProfile = {
   ],
   parseRepairHint:
     'This is MySQL/MariaDB: identifiers in backticks (never double quotes), strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (use LIKE or LOWER()), DATE_ADD(d, INTERVAL 1 DAY), no FILTER (WHERE …) (use SUM(CASE WHEN … END)), no NULLS FIRST/LAST.',
-  valueHints: true,
   guard: (sql, options) => guardMysqlSql(sql, options),
 };
 
@@ -90,7 +83,6 @@ const DUCKDB: DialectProfile = {
   ],
   parseRepairHint:
     "This is DuckDB (PostgreSQL-like): identifiers in double quotes (never backticks or [brackets]), strings in single quotes, one SELECT only, LIMIT n OFFSET m, COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL 1 DAY or date_add(d, INTERVAL 1 DAY), strftime(d, '%Y-%m') to format a date; tables by name only, never read_csv('file') or FROM 'file.csv'.",
-  valueHints: false,
   guard: withoutAllowlist('DuckDB', guardDuckdbSql),
 };
 
@@ -103,7 +95,6 @@ const SQLITE: DialectProfile = {
   ],
   parseRepairHint:
     "This is SQLite: identifiers in double quotes, strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (LIKE ignores ASCII case), no date_trunc/EXTRACT/INTERVAL (use strftime('%Y-%m', d), date(d, '-7 days'), julianday(a) - julianday(b)), no NOW() (use date('now')), || to concatenate.",
-  valueHints: false,
   guard: withoutAllowlist('SQLite', guardSqliteSql),
 };
 
