@@ -123,7 +123,9 @@ describe('DuckDB allowlist in the guard', () => {
 
   for (const sql of ACCEPTED)
     it(`accepts: ${sql}`, async () => {
-      expect(await guardForDialect('duckdb', sql, { allowTables: ALLOW, schema })).toMatchObject({ ok: true });
+      expect(await guardForDialect('duckdb', sql, { allowTables: ALLOW, schema })).toMatchObject({
+        ok: true,
+      });
     });
 
   it('refuses file table functions with or without an allowlist', async () => {
@@ -134,7 +136,11 @@ describe('DuckDB allowlist in the guard', () => {
   });
 
   it('refuses the catalog views even without a catalog to compare with', async () => {
-    for (const sql of ['SELECT * FROM duckdb_tables', 'SELECT * FROM sqlite_master', 'SELECT * FROM pg_class'])
+    for (const sql of [
+      'SELECT * FROM duckdb_tables',
+      'SELECT * FROM sqlite_master',
+      'SELECT * FROM pg_class',
+    ])
       expect(await guardForDialect('duckdb', sql, { allowTables: ['main.*'] })).toMatchObject({
         ok: false,
         rule: 'allowlist',
@@ -142,7 +148,9 @@ describe('DuckDB allowlist in the guard', () => {
   });
 
   it('names the relation that is not allowed', async () => {
-    expect(await guardForDialect('duckdb', 'SELECT * FROM customers JOIN Secrets ON true', { allowTables: ALLOW })).toEqual({
+    expect(
+      await guardForDialect('duckdb', 'SELECT * FROM customers JOIN Secrets ON true', { allowTables: ALLOW }),
+    ).toEqual({
       ok: false,
       rule: 'allowlist',
       reason: 'refused: main.secrets is not one of the allowed tables (customers, orders)',
@@ -151,8 +159,18 @@ describe('DuckDB allowlist in the guard', () => {
 
   it('runs the allowed reads on the file and refuses the others before they run', async () => {
     const run = (sql: string) =>
-      runCheckedSql({ sql, db, dialect: 'duckdb', allowTables: ALLOW, schema, maxRows: 100, timeoutMs: 10_000 });
-    const { result } = await run('SELECT c.name, o.total FROM customers c JOIN orders o ON o.customer_id = c.id');
+      runCheckedSql({
+        sql,
+        db,
+        dialect: 'duckdb',
+        allowTables: ALLOW,
+        schema,
+        maxRows: 100,
+        timeoutMs: 10_000,
+      });
+    const { result } = await run(
+      'SELECT c.name, o.total FROM customers c JOIN orders o ON o.customer_id = c.id',
+    );
     expect(result.rowCount).toBe(2);
     const error = await run('SELECT password FROM secrets').then(
       () => undefined,

@@ -105,13 +105,17 @@ describe('SQLite allowlist in the guard', () => {
 
   for (const sql of ACCEPTED)
     it(`accepts: ${sql}`, async () => {
-      expect(await guardForDialect('sqlite', sql, { allowTables: ALLOW, schema: catalog(ALLOW) })).toMatchObject({
+      expect(
+        await guardForDialect('sqlite', sql, { allowTables: ALLOW, schema: catalog(ALLOW) }),
+      ).toMatchObject({
         ok: true,
       });
     });
 
   it('names the table that is not allowed', async () => {
-    expect(await guardForDialect('sqlite', 'SELECT * FROM customers JOIN Secrets', { allowTables: ALLOW })).toEqual({
+    expect(
+      await guardForDialect('sqlite', 'SELECT * FROM customers JOIN Secrets', { allowTables: ALLOW }),
+    ).toEqual({
       ok: false,
       rule: 'allowlist',
       reason: 'refused: main.secrets is not one of the allowed tables (customers, orders)',
@@ -119,10 +123,14 @@ describe('SQLite allowlist in the guard', () => {
   });
 
   it('matches patterns without regard to case, and main.* for the whole file', async () => {
-    expect(await guardForDialect('sqlite', 'SELECT * FROM Orders', { allowTables: ['ORDERS'] })).toMatchObject({
+    expect(
+      await guardForDialect('sqlite', 'SELECT * FROM Orders', { allowTables: ['ORDERS'] }),
+    ).toMatchObject({
       ok: true,
     });
-    expect(await guardForDialect('sqlite', 'SELECT * FROM secrets', { allowTables: ['main.*'] })).toMatchObject({
+    expect(
+      await guardForDialect('sqlite', 'SELECT * FROM secrets', { allowTables: ['main.*'] }),
+    ).toMatchObject({
       ok: true,
     });
     // A built-in virtual table is no table of the catalog, even under main.*.
@@ -133,7 +141,9 @@ describe('SQLite allowlist in the guard', () => {
   });
 
   it('still refuses what the guard refuses without an allowlist', async () => {
-    expect(await guardForDialect('sqlite', 'SELECT * FROM sqlite_master', { allowTables: ['main.*'] })).toMatchObject({
+    expect(
+      await guardForDialect('sqlite', 'SELECT * FROM sqlite_master', { allowTables: ['main.*'] }),
+    ).toMatchObject({
       ok: false,
       rule: 'system-catalog',
     });
