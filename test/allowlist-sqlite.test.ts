@@ -140,6 +140,23 @@ describe('SQLite allowlist in the guard', () => {
     ).toMatchObject({ ok: false, rule: 'allowlist' });
   });
 
+  it('keeps a table in the catalog whatever the case of its name or pattern, on SQLite and DuckDB only', () => {
+    const tables = ['Orders', 'secrets'].map((name) => ({
+      schema: 'main',
+      name,
+      columns: [],
+      foreignKeys: [],
+    }));
+    const names = (dialect: string) =>
+      onlyAllowedTables({ dialect, database: 'x', schemas: ['main'], tables } as unknown as Schema, [
+        'ORDERS',
+      ]).tables.map((table) => table.name);
+    expect(names('sqlite')).toEqual(['Orders']);
+    expect(names('duckdb')).toEqual(['Orders']);
+    // PostgreSQL folds the unquoted pattern to lower case and keeps the quoted name's case apart.
+    expect(names('postgres')).toEqual([]);
+  });
+
   it('still refuses what the guard refuses without an allowlist', async () => {
     expect(
       await guardForDialect('sqlite', 'SELECT * FROM sqlite_master', { allowTables: ['main.*'] }),
