@@ -12,6 +12,8 @@ import { openDatabase } from '../src/databases/open.js';
 import { onlyAllowedTables } from '../src/sql/allowlist.js';
 import { guardForDialect } from '../src/sql/dialect-guard.js';
 import { betterSqliteInstalled, fileSha256, makeSqliteFile } from './support/conformance/sqlite.js';
+import { runCliInProcess } from './support/in-process-cli.js';
+import { tempDir } from './support/temp-dir.js';
 
 const FIXTURE = `
   CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "Region" TEXT);
@@ -232,4 +234,42 @@ describe.skipIf(!available)('SQLite allowlist on the compiled program (guard byp
     await refusal('SELECT * FROM secrets');
     expect((await db.execute('SELECT count(*) AS n FROM orders', RUN)).rows).toEqual([[2]]);
   });
+});
+
+describe.skipIf(!available)('`sqlrecall sql --allow-tables` on a SQLite file', () => {
+  it('runs a read of the allowed tables and refuses one of another with exit 3, naming it', async () => {
+    const path = await makeSqliteFile(FIXTURE);
+    const env = { env: { SQLRECALL_HOME: tempDir('sqlrecall-allowlite-home-') } };
+    const base = ['sql', '--db', `sqlite:${path}`, '--allow-tables', 'Customers,orders', '--json'];
+    const ok = await runCliInProcess(
+      [...base, 'SELECT count(*) AS n FROM customers JOIN orders ON orders.customer_id = customers.id'],
+      env,
+    );
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ rows: [[2]] });
+    const refused = await runCliInProcess([...base, 'SELECT password FROM customer_secrets'], env);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(
+      /^error: Refused: main\.customer_secrets is not one of the allowed tables/,
+    );
+    expect(refused.stdout + refused.stderr).not.toMatch(/hunter2|swordfish/);
+    // The view is allowed, the table under it is not: the text passes, the compiled program does not.
+    const view = await runCliInProcess(
+      [
+        'sql',
+        '--db',
+        `sqlite:${path}`,
+        '--allow-tables',
+        'customers,customer_secrets',
+        '--json',
+        'SELECT * FROM customer_secrets',
+      ],
+      env,
+    );
+    expect(view.code).toBe(3);
+    expect(view.stderr).toMatch(
+      /^error: Refused: the statement reads a table that is not one of the allowed tables/,
+    );
+    expect(view.stdout + view.stderr).not.toMatch(/hunter2|swordfish/);
+  }, 60_000);
 });

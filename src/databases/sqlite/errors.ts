@@ -61,11 +61,7 @@ export function sqliteError(error: SqliteErrorData, displayName: string): Sqlrec
       'refused: SQLite reports that this statement returns no rows; only reads run',
       'engine-readonly',
     );
-  if (error.refusal === 'not_allowed')
-    return guardRefusal(
-      `refused: ${error.message}; with the table allowlist only the allowed tables are read`,
-      'allowlist',
-    );
+  if (error.refusal === 'not_allowed') return guardRefusal(`refused: ${error.message}`, 'allowlist');
   if (error.open) {
     if (
       error.code === undefined &&
