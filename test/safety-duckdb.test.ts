@@ -151,10 +151,15 @@ describe('DuckDB guard verdicts', () => {
     });
   });
 
-  it('refuses the table allowlist it cannot check, rather than run unchecked', async () => {
-    expect(await guardForDialect('duckdb', 'SELECT 1', { allowTables: ['sales'] })).toMatchObject({
-      ok: false,
-      rule: 'allowlist',
+  it('checks the table allowlist: a table outside it is refused, one inside it accepted', async () => {
+    expect(await guardForDialect('duckdb', 'SELECT * FROM secret', { allowTables: ['sales'] })).toMatchObject(
+      {
+        ok: false,
+        rule: 'allowlist',
+      },
+    );
+    expect(await guardForDialect('duckdb', 'SELECT * FROM sales', { allowTables: ['sales'] })).toMatchObject({
+      ok: true,
     });
   });
 });

@@ -19,6 +19,11 @@ export interface OpenDatabaseOptions {
   schemas?: string[];
   /** `application_name` for server connections; default `sqlrecall`. */
   applicationName?: string;
+  /**
+   * The table allowlist (`--allow-tables`), for the engines that check it again when a statement
+   * runs (SQLite: on its compiled program); the guard checks it on the text for every engine.
+   */
+  allowTables?: readonly string[];
 }
 
 /** The engine a URL selects, and its target. */
@@ -95,7 +100,10 @@ export async function openDatabase(
   }
   if (target.engine === 'sqlite') {
     const { createSqliteConnector } = await import('./sqlite/connector.js');
-    return createSqliteConnector({ url: target.url });
+    return createSqliteConnector({
+      url: target.url,
+      ...(options.allowTables?.length ? { allowTables: options.allowTables } : {}),
+    });
   }
   // A missing parent folder is a mistyped path: creating every folder on the way would scatter
   // empty databases over the disk.

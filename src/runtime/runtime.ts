@@ -187,7 +187,7 @@ export class Runtime {
     if (!this.db) {
       // Every statement is judged against this database's catalog first.
       const opening = Promise.all([
-        openDatabase(url, { schemas: this.config.schemas }),
+        openDatabase(url, { schemas: this.config.schemas, allowTables: this.config.allowTables }),
         import('../sql/function-policy.js'),
       ]).then(([db, { withFunctionPolicy }]) =>
         // The function policy reads PostgreSQL's catalog; MySQL's guard judges functions itself.

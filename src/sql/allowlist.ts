@@ -67,6 +67,19 @@ export function isAllowed(schema: string, table: string, patterns: readonly Tabl
 }
 
 /**
+ * True when `schema.table` matches one of `patterns`, every name compared in lower case: for the
+ * engines whose names are case-insensitive even when quoted (SQLite, DuckDB).
+ */
+export function isAllowedFolded(schema: string, table: string, patterns: readonly TablePattern[]): boolean {
+  const s = schema.toLowerCase();
+  const t = table.toLowerCase();
+  return patterns.some(
+    (p) =>
+      (p.schema === '*' || p.schema.toLowerCase() === s) && (p.table === '*' || p.table.toLowerCase() === t),
+  );
+}
+
+/**
  * Checks one parsed statement against the allowlist.
  * @returns undefined when every relation is allowed, else the refusal reason (`refused: …`).
  */
@@ -101,11 +114,13 @@ export function checkAllowlist(
 export function onlyAllowedTables(schema: Schema, allowTables: readonly string[]): Schema {
   if (allowTables.length === 0) return schema;
   const patterns = parseTablePatterns(allowTables);
+  // SQLite and DuckDB resolve names without regard to case, quoted or not.
+  const allowed = schema.dialect === 'sqlite' || schema.dialect === 'duckdb' ? isAllowedFolded : isAllowed;
   const tables = schema.tables
-    .filter((table) => isAllowed(table.schema, table.name, patterns))
+    .filter((table) => allowed(table.schema, table.name, patterns))
     .map((table) => {
       const foreignKeys = table.foreignKeys.filter((fk) =>
-        isAllowed(fk.references.schema, fk.references.table, patterns),
+        allowed(fk.references.schema, fk.references.table, patterns),
       );
       return foreignKeys.length === table.foreignKeys.length ? table : { ...table, foreignKeys };
     });

@@ -13,8 +13,7 @@ export type SqlDialect = DatabaseConnector['dialect'];
 
 /**
  * Checks that `sql` is exactly one read-only statement of `dialect`. Never throws.
- * The table allowlist (`options.allowTables`) is checked where the dialect's guard supports it;
- * elsewhere it refuses every statement (rule `allowlist`) rather than run one it did not check.
+ * The table allowlist (`options.allowTables`) is checked by every dialect's guard (rule `allowlist`).
  */
 export async function guardForDialect(
   dialect: SqlDialect,

@@ -28,28 +28,9 @@ export interface DialectProfile {
   readonly parseRepairHint: string;
   /**
    * Checks that `sql` is exactly one read-only statement of this dialect, with the table allowlist
-   * when `options.allowTables` is given. Never throws; a dialect that cannot check the allowlist
-   * refuses every statement when one is given (rule `allowlist`).
+   * when `options.allowTables` is given (rule `allowlist`). Never throws.
    */
   guard(sql: string, options: GuardOptions): Promise<GuardVerdict>;
-}
-
-/**
- * The guard of a dialect that cannot check the table allowlist: with an allowlist given, every
- * statement is refused (rule `allowlist`) rather than run unchecked; without one, `guard` judges.
- */
-function withoutAllowlist(
-  label: string,
-  guard: (sql: string) => Promise<GuardVerdict>,
-): DialectProfile['guard'] {
-  return async (sql, options) =>
-    options.allowTables && options.allowTables.length > 0
-      ? {
-          ok: false,
-          rule: 'allowlist',
-          reason: `refused: the table allowlist (--allow-tables) is not supported for ${label} yet; use a read-only user with grants on those tables instead`,
-        }
-      : guard(sql);
 }
 
 const POSTGRES: DialectProfile = {
@@ -83,7 +64,7 @@ const DUCKDB: DialectProfile = {
   ],
   parseRepairHint:
     "This is DuckDB (PostgreSQL-like): identifiers in double quotes (never backticks or [brackets]), strings in single quotes, one SELECT only, LIMIT n OFFSET m, COALESCE instead of ISNULL/IFNULL/NVL, date + INTERVAL 1 DAY or date_add(d, INTERVAL 1 DAY), strftime(d, '%Y-%m') to format a date; tables by name only, never read_csv('file') or FROM 'file.csv'.",
-  guard: withoutAllowlist('DuckDB', guardDuckdbSql),
+  guard: (sql, options) => guardDuckdbSql(sql, options),
 };
 
 const SQLITE: DialectProfile = {
@@ -95,7 +76,7 @@ const SQLITE: DialectProfile = {
   ],
   parseRepairHint:
     "This is SQLite: identifiers in double quotes, strings in single quotes, one SELECT only, no ::casts (use CAST(x AS type)), no ILIKE (LIKE ignores ASCII case), no date_trunc/EXTRACT/INTERVAL (use strftime('%Y-%m', d), date(d, '-7 days'), julianday(a) - julianday(b)), no NOW() (use date('now')), || to concatenate.",
-  guard: withoutAllowlist('SQLite', guardSqliteSql),
+  guard: (sql, options) => guardSqliteSql(sql, options),
 };
 
 /** Every dialect's profile, by {@link DatabaseDialectName}. */

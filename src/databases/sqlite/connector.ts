@@ -39,6 +39,11 @@ import type { SqliteReply, SqliteRequest, SqliteRows, SqliteTask } from './worke
 export interface SqliteConnectorOptions {
   /** `sqlite:PATH` (relative, absolute or `~/…`); the file must exist. */
   url: string;
+  /**
+   * The table allowlist (`--allow-tables`): when not empty, every statement's compiled program is
+   * checked to read only these tables and their indexes before it runs.
+   */
+  allowTables?: readonly string[];
 }
 
 /** Time limit of our own calls (ping, catalog) that take no timeout from the caller. */
@@ -205,7 +210,13 @@ export function createSqliteConnector(options: SqliteConnectorOptions): Database
         );
       const maxBytes = Math.max(0, Math.floor(executeOptions.maxBytes ?? DEFAULT_MAX_RESULT_BYTES));
       const gathered = (await send(
-        { op: 'execute', sql, maxRows: Math.max(0, Math.floor(executeOptions.maxRows)), maxBytes },
+        {
+          op: 'execute',
+          sql,
+          maxRows: Math.max(0, Math.floor(executeOptions.maxRows)),
+          maxBytes,
+          ...(options.allowTables?.length ? { allowTables: [...options.allowTables] } : {}),
+        },
         {
           timeoutMs: executeOptions.timeoutMs,
           ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),

@@ -61,6 +61,7 @@ export function sqliteError(error: SqliteErrorData, displayName: string): Sqlrec
       'refused: SQLite reports that this statement returns no rows; only reads run',
       'engine-readonly',
     );
+  if (error.refusal === 'not_allowed') return guardRefusal(`refused: ${error.message}`, 'allowlist');
   if (error.open) {
     if (
       error.code === undefined &&

@@ -4,11 +4,13 @@
  * The file is opened with `readonly: true` and `fileMustExist: true`, then `PRAGMA query_only = ON`;
  * every statement is prepared first and refused unless SQLite itself reports it read-only and
  * returning rows (`stmt.readonly`, `stmt.reader`): the engine's verdict is the last word after the
- * text guard's.
+ * text guard's. With a table allowlist, the compiled program is also checked against it
+ * (`table-access.ts`) in the read transaction the statement runs in.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
+import { checkTableAccess } from './table-access.js';
 import { convertSqliteValue, type SqliteRawValue, sqliteStorageClass, sqliteValueBytes } from './values.js';
 import type {
   SqliteErrorData,
@@ -22,8 +24,11 @@ const path = process.argv[2] ?? '';
 let db: BetterSqlite3.Database | undefined;
 
 class Refused extends Error {
-  constructor(readonly refusal: SqliteRefusal) {
-    super(refusal);
+  constructor(
+    readonly refusal: SqliteRefusal,
+    message: string = refusal,
+  ) {
+    super(message);
   }
 }
 
@@ -48,7 +53,22 @@ function open(): BetterSqlite3.Database {
 }
 
 function execute(task: Extract<SqliteTask, { op: 'execute' }>): SqliteRows {
-  const stmt = open().prepare(task.sql);
+  const conn = open();
+  if (!task.allowTables || task.allowTables.length === 0) return run(conn.prepare(task.sql), task);
+  // The allowlist is checked on the program SQLite compiled, in the read transaction the
+  // statement then runs in: the root pages checked are those of the snapshot it reads.
+  conn.prepare('BEGIN').run();
+  try {
+    const stmt = conn.prepare(task.sql);
+    const denied = checkTableAccess(conn, task.sql, task.allowTables);
+    if (denied) throw new Refused('not_allowed', denied);
+    return run(stmt, task);
+  } finally {
+    if (conn.inTransaction) conn.prepare('ROLLBACK').run();
+  }
+}
+
+function run(stmt: BetterSqlite3.Statement, task: Extract<SqliteTask, { op: 'execute' }>): SqliteRows {
   if (!stmt.readonly) throw new Refused('not_readonly');
   if (!stmt.reader) throw new Refused('not_reader');
   stmt.safeIntegers(true);

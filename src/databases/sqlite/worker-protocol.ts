@@ -9,7 +9,14 @@ import type { CellValue } from '../../core/ports.js';
 /** What the worker is asked to do. */
 export type SqliteRequest =
   | { op: 'ping' }
-  | { op: 'execute'; sql: string; maxRows: number; maxBytes: number }
+  | {
+      op: 'execute';
+      sql: string;
+      maxRows: number;
+      maxBytes: number;
+      /** The table allowlist: when not empty, the compiled program is checked against it first. */
+      allowTables?: readonly string[];
+    }
   | { op: 'catalog'; statements: readonly string[] };
 
 /** One task for the worker: a request and the `id` that pairs its reply. */
@@ -25,8 +32,11 @@ export interface SqliteRows {
   durationMs: number;
 }
 
-/** Why the worker refused a statement before running it (better-sqlite3's own verdict). */
-export type SqliteRefusal = 'not_readonly' | 'not_reader';
+/**
+ * Why the worker refused a statement before running it: better-sqlite3's own verdict, or the
+ * program reads outside the table allowlist (`table-access.ts`).
+ */
+export type SqliteRefusal = 'not_readonly' | 'not_reader' | 'not_allowed';
 
 /** An error as it crosses the thread boundary. */
 export interface SqliteErrorData {

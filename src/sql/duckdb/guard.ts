@@ -14,7 +14,8 @@ import type { DuckDBInstance } from '@duckdb/node-api';
 import type { JsonObject } from '../../core/json.js';
 import { severalStatements } from '../../core/refusal.js';
 import { loadDuckdb, lockdownStatements, NO_EXTENSIONS } from '../../databases/duckdb/load.js';
-import type { GuardVerdict } from '../guard.js';
+import type { GuardOptions, GuardVerdict } from '../guard.js';
+import { checkDuckdbAllowlist } from './allowlist.js';
 import {
   ALLOWED_TABLE_FUNCTIONS,
   looksLikeFile,
@@ -130,11 +131,12 @@ function inspect(tree: unknown, builtins: ReadonlySet<string>): GuardVerdict | u
 }
 
 /**
- * Checks that `sql` is exactly one read-only DuckDB statement. Never throws: every input gets a
- * verdict, and an engine that cannot load (the optional package missing) refuses with rule
- * `internal`. The verdict's `sql` is the statement without a final semicolon or trailing space.
+ * Checks that `sql` is exactly one read-only DuckDB statement, and with `options.allowTables` that
+ * every relation it names is allowed (`allowlist.ts`). Never throws: every input gets a verdict,
+ * and an engine that cannot load (the optional package missing) refuses with rule `internal`. The
+ * verdict's `sql` is the statement without a final semicolon or trailing space.
  */
-export async function guardDuckdbSql(sql: string): Promise<GuardVerdict> {
+export async function guardDuckdbSql(sql: string, options: GuardOptions = {}): Promise<GuardVerdict> {
   if (typeof sql !== 'string' || sql.trim() === '')
     return refuse('empty', 'refused: there is no SQL statement');
   if (sql.includes('\0')) return refuse('nul-byte', 'refused: the text contains a NUL byte');
@@ -183,6 +185,10 @@ export async function guardDuckdbSql(sql: string): Promise<GuardVerdict> {
       if (!isNode(node)) return refuse('internal', 'refused: the statement could not be checked');
       const refusal = inspect(node, loaded.builtins);
       if (refusal) return refusal;
+      if (options.allowTables && options.allowTables.length > 0) {
+        const denied = checkDuckdbAllowlist(node, options.allowTables, options.schema);
+        if (denied) return refuse('allowlist', denied);
+      }
       const cte = isNode(node.cte_map) && Array.isArray(node.cte_map.map) ? node.cte_map.map : [];
       return { ok: true, sql: sql.replace(/[\s;]+$/, ''), kind: cte.length > 0 ? 'with' : 'select' };
     } finally {

@@ -11,7 +11,8 @@
  * model writes every day (NULLS FIRST/LAST, FILTER (WHERE …), [bracketed] names), and SQLite is the
  * only judge of its grammar; what the guard must be sure of is that nothing but a read can run.
  */
-import type { GuardVerdict } from '../guard.js';
+import type { GuardOptions, GuardVerdict } from '../guard.js';
+import { checkSqliteAllowlist } from './allowlist.js';
 import { lexSqlite, type SqliteToken } from './lexer.js';
 import {
   BUILTIN_FUNCTIONS,
@@ -68,10 +69,12 @@ function isCteColumnList(tokens: readonly SqliteToken[], i: number): boolean {
 }
 
 /**
- * Checks that `sql` is exactly one read-only SQLite statement. Never throws: every input gets a
- * verdict. The verdict's `sql` is the statement without comments or a final semicolon.
+ * Checks that `sql` is exactly one read-only SQLite statement, and with `options.allowTables` that
+ * every table it names is allowed (`allowlist.ts`; with `options.schema`, also one of the catalog's
+ * tables). Never throws: every input gets a verdict. The verdict's `sql` is the statement without
+ * comments or a final semicolon.
  */
-export async function guardSqliteSql(sql: string): Promise<GuardVerdict> {
+export async function guardSqliteSql(sql: string, options: GuardOptions = {}): Promise<GuardVerdict> {
   if (typeof sql !== 'string' || sql.trim() === '')
     return refuse('empty', 'refused: there is no SQL statement');
   const lexed = lexSqlite(sql);
@@ -117,6 +120,17 @@ export async function guardSqliteSql(sql: string): Promise<GuardVerdict> {
           'system-catalog',
           `refused: SQLite's own table ${name} is not readable from a question`,
         );
+    }
+    if (options.allowTables && options.allowTables.length > 0) {
+      const catalog = options.schema
+        ? new Set(
+            options.schema.tables
+              .filter((table) => table.schema.toLowerCase() === 'main')
+              .map((table) => table.name.toLowerCase()),
+          )
+        : undefined;
+      const denied = checkSqliteAllowlist(tokens, options.allowTables, catalog);
+      if (denied) return refuse('allowlist', denied);
     }
   } catch (error) {
     return refuse(
