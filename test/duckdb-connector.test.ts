@@ -374,7 +374,7 @@ describe('folder rules', () => {
   it('names tables as identifiers and tells apart two files with the same name', () => {
     expect(tableNameOf('Sales 2024')).toBe('sales_2024');
     expect(tableNameOf('2024-orders')).toBe('t_2024_orders');
-    expect(tableNameOf('Café')).toBe('cafe');
+    expect(tableNameOf('Café')).toBe('café');
     expect(tableNameOf('***')).toBe('t');
     const dir = tempDir('sqlrecall-duckdb-names-');
     writeFileSync(join(dir, 'sales.csv'), 'a\n1\n');
