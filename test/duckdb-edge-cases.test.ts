@@ -110,6 +110,22 @@ describe('DuckDB data files: exact decimals', () => {
     expect(String((failure.details as { hint?: string }).hint)).toMatch(/JSON strings/);
   });
 
+  it('handles column names holding quotes, dots and pattern characters', async () => {
+    const db = await folderOf({
+      'odd.csv': `"it's ""x""",a.b,"(y|z)*"\n0.1,1.5,2.25\n0.2,2,3\n`,
+      'odd.json': '[{"it\'s \\"x\\"": 0.1, "a.b$": 0.2}]',
+    });
+    expect(await columnTypes(db, 'odd_csv')).toEqual({
+      'it\'s "x"': 'DECIMAL(2,1)',
+      'a.b': 'DECIMAL(2,1)',
+      '(y|z)*': 'DECIMAL(3,2)',
+    });
+    expect(await columnTypes(db, 'odd_json')).toEqual({
+      'it\'s "x"': 'DECIMAL(1,1)',
+      'a.b$': 'DECIMAL(1,1)',
+    });
+  });
+
   it('decides from the text alone', () => {
     const plain = { notPlain: 0, integerDigits: 14, scale: 5, significant: 19, inexact: 1 };
     expect(exactNumberType(plain, true)).toEqual({ kind: 'decimal', precision: 19, scale: 5 });
