@@ -1,6 +1,7 @@
 /**
  * {@link DatabaseConnector} for DuckDB through `@duckdb/node-api`: a `.duckdb` file, or data files
- * (one CSV/TSV/Parquet/JSON file, or a folder of them) read in place through one view per file.
+ * (one CSV/TSV/Parquet/JSON file, or a folder of them) read in place through one view per file,
+ * whose decimal columns get exact types where the file's text allows (`exact-numbers.ts`).
  *
  * What the engine itself enforces, whatever statement reaches it:
  * - the database is opened with `access_mode = READ_ONLY` (for data files: a small database of
