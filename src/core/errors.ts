@@ -205,6 +205,8 @@ export interface ErrorDetailsByCode {
     waiting?: number;
     /** How long the request waited for a connection, in milliseconds. */
     waitMs?: number;
+    /** The process holding the database file's lock, when the engine names it. */
+    pid?: number;
   };
   result_too_large: CommonErrorDetails & {
     /** The result byte budget (`--max-result-bytes`), in bytes. */

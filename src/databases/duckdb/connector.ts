@@ -1,6 +1,7 @@
 /**
  * {@link DatabaseConnector} for DuckDB through `@duckdb/node-api`: a `.duckdb` file, or data files
- * (one CSV/TSV/Parquet/JSON file, or a folder of them) read in place through one view per file.
+ * (one CSV/TSV/Parquet/JSON file, or a folder of them) read in place through one view per file,
+ * whose decimal columns get exact types where the file's text allows (`exact-numbers.ts`).
  *
  * What the engine itself enforces, whatever statement reaches it:
  * - the database is opened with `access_mode = READ_ONLY` (for data files: a small database of
@@ -30,6 +31,7 @@ import {
 } from '../../core/ports.js';
 import type { Schema } from '../../core/schema.js';
 import { duckdbCancelled, duckdbOpenError, duckdbQueryError } from './errors.js';
+import { type CatalogQuery, exactCsvSelect, exactJsonSelect } from './exact-numbers.js';
 import { type DataFile, type DataFolder, scanDataFiles } from './files.js';
 import { introspectDuckdb } from './introspect.js';
 import { type DuckdbModule, loadDuckdb, lockdownStatements, NO_EXTENSIONS } from './load.js';
@@ -70,6 +72,39 @@ export function dataFileReader(file: Pick<DataFile, 'path' | 'format'>): string 
       return `read_json_auto(${path})`;
     case 'jsonl':
       return `read_json_auto(${path}, format = 'newline_delimited')`;
+  }
+}
+
+/**
+ * The SELECT of one data file's view: the file's reader, with the columns it takes for DOUBLE
+ * given exact types where the file's text allows (`exact-numbers.ts`).
+ * @throws SqlrecallError `config` for a JSON number no type gives back as written
+ */
+export async function dataFileSelect(
+  query: CatalogQuery,
+  file: Pick<DataFile, 'path' | 'format' | 'fileName'>,
+): Promise<string> {
+  const path = duckdbLiteral(file.path);
+  const withArguments = (...extra: string[]) => extra.filter((part) => part !== '').join(', ');
+  switch (file.format) {
+    case 'csv':
+      return exactCsvSelect(query, (extra) => `read_csv_auto(${withArguments(path, extra)})`);
+    case 'tsv':
+      return exactCsvSelect(
+        query,
+        (extra) => `read_csv_auto(${withArguments(path, "delim = '\\t'", extra)})`,
+      );
+    case 'json':
+      return exactJsonSelect(query, dataFileReader(file), `read_json_objects(${path})`, file.fileName);
+    case 'jsonl':
+      return exactJsonSelect(
+        query,
+        dataFileReader(file),
+        `read_json_objects(${path}, format = 'newline_delimited')`,
+        file.fileName,
+      );
+    case 'parquet':
+      return `SELECT * FROM ${dataFileReader(file)}`;
   }
 }
 
@@ -272,12 +307,14 @@ async function writeViews(duckdb: DuckdbModule, path: string, files: readonly Da
     try {
       // The files are read here to learn their columns: with no extension loaded on the way.
       for (const statement of lockdownStatements().slice(0, 4)) await connection.run(statement);
+      const query: CatalogQuery = async (sql) =>
+        (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
       for (const file of files) {
         try {
-          await connection.run(
-            `CREATE VIEW ${duckdbIdentifier(file.table)} AS SELECT * FROM ${dataFileReader(file)}`,
-          );
+          const select = await dataFileSelect(query, file);
+          await connection.run(`CREATE VIEW ${duckdbIdentifier(file.table)} AS ${select}`);
         } catch (error) {
+          if (error instanceof SqlrecallError) throw error;
           throw new SqlrecallError(
             'config',
             `Cannot read ${file.path} as ${file.format.toUpperCase()}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,

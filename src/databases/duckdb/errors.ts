@@ -27,10 +27,43 @@ export function duckdbCancelled(cause?: unknown): SqlrecallError {
   });
 }
 
-/** `db_unreachable` for a database that could not be opened (missing, locked by a writer, not DuckDB). */
+/**
+ * The process holding a DuckDB file's lock, as the engine names it (`Conflicting lock is held in
+ * /usr/bin/node (PID 4242)`), or undefined when the message is not about a lock.
+ */
+export function duckdbLockHolder(message: string): { locked: boolean; pid?: number; program?: string } {
+  if (!/Could not set lock|Conflicting lock/i.test(message)) return { locked: false };
+  const held = /Conflicting lock is held in (.+?) \(PID (\d+)\)/i.exec(message);
+  return held ? { locked: true, pid: Number(held[2]), program: held[1]! } : { locked: true };
+}
+
+/**
+ * The error of a database that could not be opened: `db_busy` when another process holds the
+ * file's lock (naming its pid when the engine says it), `db_unreachable` otherwise (missing, not
+ * DuckDB).
+ */
 export function duckdbOpenError(displayName: string, error: unknown): SqlrecallError {
   if (error instanceof SqlrecallError) return error;
   const message = redactSecrets(messageOf(error)).replace(/\s+$/, '');
+  const holder = duckdbLockHolder(message);
+  if (holder.locked) {
+    const who =
+      holder.pid === undefined
+        ? 'another process'
+        : `another process (${holder.program ? `${holder.program}, ` : ''}pid ${holder.pid})`;
+    return new SqlrecallError(
+      'db_busy',
+      `Cannot open ${displayName}: ${who} has the DuckDB file open for writing, and DuckDB lets no other process read it meanwhile.`,
+      {
+        cause: error,
+        details: {
+          retryable: true,
+          ...(holder.pid === undefined ? {} : { pid: holder.pid }),
+          hint: 'Close the program that writes it (or let it finish), or query a copy of the file.',
+        },
+      },
+    );
+  }
   const locked = /lock/i.test(message);
   return new SqlrecallError('db_unreachable', `Cannot open ${displayName}: ${message}`, {
     cause: error,

@@ -11,7 +11,7 @@ import { DATA_FILE_READERS } from './url.js';
 
 /** One data file and the view that reads it. */
 export interface DataFile {
-  /** View name: the file name without its extension, as a lower-case identifier. */
+  /** View name: the file name without its extension, as a lower-case identifier (see {@link tableNameOf}). */
   table: string;
   /** Absolute path with symbolic links resolved (inside {@link DataFolder.folder}). */
   path: string;
@@ -29,16 +29,19 @@ export interface DataFolder {
 }
 
 /**
- * A file name's stem as an identifier a model can write unquoted: lower case, runs of anything
- * but letters, digits and `_` as one `_`, a leading digit prefixed with `t_`; `t` when nothing is left.
+ * A file name's stem as an identifier a model can write unquoted: NFKC-normalised and lower case,
+ * letters of any script kept with their accents (`Ventes_été` → `ventes_été`), runs of anything
+ * but letters, combining marks, ASCII digits and `_` as one `_` (so no space, quote, dot, control
+ * or invisible formatting character survives), a leading digit prefixed with `t_`; `t` when
+ * nothing is left.
  */
 export function tableNameOf(stem: string): string {
   const name = stem
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
+    .normalize('NFKC')
     .toLowerCase()
-    .replace(/[^a-z0-9_]+/g, '_')
-    .replace(/^_+|_+$/g, '');
+    .normalize('NFC')
+    .replace(/[^\p{L}\p{M}0-9_]+/gu, '_')
+    .replace(/^[_\p{M}]+|_+$/gu, '');
   if (name === '') return 't';
   return /^[0-9]/.test(name) ? `t_${name}` : name;
 }

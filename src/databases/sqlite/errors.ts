@@ -5,7 +5,7 @@
  */
 import { SqlrecallError } from '../../core/errors.js';
 import { guardRefusal } from '../../core/refusal.js';
-import type { SqliteErrorData } from './worker-protocol.js';
+import { SQLITE_BUSY_TIMEOUT_MS, type SqliteErrorData } from './worker-protocol.js';
 
 /** The error when the optional driver is not installed (or not built for this Node.js). */
 export function sqliteDriverMissing(cause?: unknown): SqlrecallError {
@@ -62,6 +62,18 @@ export function sqliteError(error: SqliteErrorData, displayName: string): Sqlrec
       'engine-readonly',
     );
   if (error.refusal === 'not_allowed') return guardRefusal(`refused: ${error.message}`, 'allowlist');
+  if (error.wal)
+    return new SqlrecallError(
+      'db_unreachable',
+      `Cannot read the SQLite database ${displayName}: it is in WAL mode, and a reader needs the shared-memory file ${displayName.replace(/^sqlite:/, '')}-shm beside it, which could not be opened or created (${error.message}).`,
+      {
+        details: {
+          url: displayName,
+          retryable: false,
+          hint: 'Let sqlrecall write to the folder holding the database (it only creates the -shm file), open the database once with the program that writes it, or switch it out of WAL mode (PRAGMA journal_mode = DELETE).',
+        },
+      },
+    );
   if (error.open) {
     if (
       error.code === undefined &&
@@ -76,12 +88,15 @@ export function sqliteError(error: SqliteErrorData, displayName: string): Sqlrec
       },
     );
   }
-  if (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')
+  if (error.code?.startsWith('SQLITE_BUSY') || error.code?.startsWith('SQLITE_LOCKED'))
     return new SqlrecallError(
       'db_busy',
-      `The SQLite database is locked by another connection (${error.message}).`,
+      `The SQLite database ${displayName} is locked by another connection; it stayed locked for the ${SQLITE_BUSY_TIMEOUT_MS / 1000} s sqlrecall waits (${error.message}).`,
       {
-        details: { retryable: true, hint: 'Try again when the writer finishes.' },
+        details: {
+          retryable: true,
+          hint: 'Another program is writing to it: try again when it finishes, or switch the database to WAL mode (PRAGMA journal_mode = WAL) so readers and a writer do not wait for each other.',
+        },
       },
     );
   if (error.code === 'SQLITE_NOTADB' || error.code === 'SQLITE_CORRUPT' || error.code === 'SQLITE_CANTOPEN')

@@ -1,23 +1,26 @@
 /**
  * The child process that holds one read-only better-sqlite3 connection (see `worker-protocol.ts`);
  * the database file's path is its first argument.
- * The file is opened with `readonly: true` and `fileMustExist: true`, then `PRAGMA query_only = ON`;
+ * The file is opened with `readonly: true` and `fileMustExist: true` and a busy timeout of
+ * {@link SQLITE_BUSY_TIMEOUT_MS}, then `PRAGMA query_only = ON`;
  * every statement is prepared first and refused unless SQLite itself reports it read-only and
  * returning rows (`stmt.readonly`, `stmt.reader`): the engine's verdict is the last word after the
  * text guard's. With a table allowlist, the compiled program is also checked against it
  * (`table-access.ts`) in the read transaction the statement runs in.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkTableAccess } from './table-access.js';
 import { convertSqliteValue, type SqliteRawValue, sqliteStorageClass, sqliteValueBytes } from './values.js';
-import type {
-  SqliteErrorData,
-  SqliteRefusal,
-  SqliteReply,
-  SqliteRows,
-  SqliteTask,
+import {
+  SQLITE_BUSY_TIMEOUT_MS,
+  type SqliteErrorData,
+  type SqliteRefusal,
+  type SqliteReply,
+  type SqliteRows,
+  type SqliteTask,
 } from './worker-protocol.js';
 
 const path = process.argv[2] ?? '';
@@ -42,7 +45,11 @@ function open(): BetterSqlite3.Database {
   if (db) return db;
   try {
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-    const opened = new Database(path, { readonly: true, fileMustExist: true });
+    const opened = new Database(path, {
+      readonly: true,
+      fileMustExist: true,
+      timeout: SQLITE_BUSY_TIMEOUT_MS,
+    });
     opened.pragma('query_only = ON');
     opened.defaultSafeIntegers(true);
     db = opened;
@@ -125,6 +132,24 @@ function catalog(statements: readonly string[]): Record<string, unknown>[][] {
   }
 }
 
+/** True when the file's header says WAL mode (bytes 18 and 19, the read and write versions, are 2). */
+function inWalMode(): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const header = Buffer.alloc(20);
+    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Codes of a reader that could not open or set up the shared-memory file beside a WAL database. */
+const SHARED_MEMORY_CODES =
+  /^SQLITE_(CANTOPEN|READONLY_CANTINIT|READONLY_CANTLOCK|READONLY_RECOVERY|IOERR_SHMOPEN|IOERR_SHMSIZE|IOERR_SHMMAP)/;
+
 function errorData(error: unknown): SqliteErrorData {
   if (error instanceof Refused) return { message: error.message, refusal: error.refusal };
   const open = error instanceof OpenFailed;
@@ -134,6 +159,7 @@ function errorData(error: unknown): SqliteErrorData {
     message: cause instanceof Error ? cause.message : String(cause),
     ...(typeof code === 'string' ? { code } : {}),
     ...(open ? { open: true } : {}),
+    ...(typeof code === 'string' && SHARED_MEMORY_CODES.test(code) && inWalMode() ? { wal: true } : {}),
   };
 }
 

@@ -6,6 +6,12 @@
  */
 import type { CellValue } from '../../core/ports.js';
 
+/**
+ * How long a statement waits for another connection's lock (a writer in rollback-journal mode, a
+ * checkpoint) before it fails with SQLITE_BUSY, which the connector reports as `db_busy`.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 3_000;
+
 /** What the worker is asked to do. */
 export type SqliteRequest =
   | { op: 'ping' }
@@ -47,6 +53,8 @@ export interface SqliteErrorData {
   refusal?: SqliteRefusal;
   /** Set when the database could not be opened (or the driver not loaded). */
   open?: boolean;
+  /** Set when the file is in WAL mode and the error is about its shared-memory (`-shm`) file. */
+  wal?: boolean;
 }
 
 /** The worker's reply to one task. */

@@ -5,6 +5,12 @@
  * named locks, LOAD_FILE, INTO OUTFILE/DUMPFILE, locking reads, variables) and anything it cannot
  * classify. The text is read by our own lexer (`lexer.ts`), then parsed by node-sql-parser's MySQL
  * grammar; a text either does not accept is refused.
+ *
+ * Two forms the grammar reads differently from the server are handled here: NATURAL joins (which
+ * the grammar does not know) are checked as the plain join they read the same tables as, and a
+ * quantified comparison `x = ANY (SELECT …)` (which it reads as a call of a function named ANY)
+ * is accepted only in that exact shape; any other ANY/SOME/ALL is refused (rule `quantifier`),
+ * and so is a text nested too deep for the grammar to read safely (rule `too-deep`).
  */
 import type { GuardOptions, GuardVerdict } from '../guard.js';
 import { checkMysqlAllowlist } from './allowlist.js';
@@ -30,6 +36,61 @@ async function loadParser(): Promise<SqlParser> {
     parser = new Parser();
   }
   return parser;
+}
+
+/**
+ * Deepest parenthesis nesting the guard reads. The grammar is recursive: far deeper text would
+ * exhaust its stack, and no question needs more than a few levels of subqueries.
+ */
+export const MAX_MYSQL_NESTING = 100;
+
+/** Comparison operators a quantified subquery (`= ANY (SELECT …)`) may follow. */
+const QUANTIFIED_COMPARISONS = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
+
+/** The quantifier words the grammar turns into function calls. */
+const QUANTIFIERS = new Set(['any', 'some', 'all']);
+
+/** The deepest parenthesis nesting of `skeleton` (its strings are placeholders already). */
+function nestingDepth(skeleton: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quoted = false;
+  for (const c of skeleton) {
+    if (c === '`') quoted = !quoted;
+    else if (quoted) continue;
+    else if (c === '(') deepest = Math.max(deepest, ++depth);
+    else if (c === ')') depth -= 1;
+  }
+  return deepest;
+}
+
+/**
+ * NATURAL joins rewritten, for the parser only, as the plain joins that read the same tables
+ * (`a NATURAL LEFT JOIN b` → `a LEFT JOIN b`); the server still runs the text as written. The
+ * word is matched outside backtick identifiers only, and not after a dot (`db.natural` names a table).
+ */
+function withoutNaturalJoins(skeleton: string): string {
+  return skeleton.replace(
+    /`[^`]*`|(?<!\.\s*)\bnatural\s+((?:inner\s+|(?:left|right)(?:\s+outer)?\s+)?join)\b/gi,
+    (match, join: string | undefined) => (join === undefined ? match : join),
+  );
+}
+
+/** True when `node` is a subquery as the grammar writes one inside an expression list. */
+function isSubquery(node: unknown): boolean {
+  return isNode(node) && isNode(node.ast) && node.ast.type === 'select';
+}
+
+/**
+ * True when a function node named ANY/SOME/ALL is really a quantified comparison: the right-hand
+ * side of a comparison, unquoted, holding exactly one subquery.
+ */
+function isQuantifiedSubquery(call: Node, parent: Node | undefined): boolean {
+  if (parent?.type !== 'binary_expr' || parent.right !== call) return false;
+  if (!QUANTIFIED_COMPARISONS.has(String(parent.operator))) return false;
+  const args = call.args;
+  if (!isNode(args) || !Array.isArray(args.value) || args.value.length !== 1) return false;
+  return isSubquery(args.value[0]) && call.over == null;
 }
 
 function refuse(rule: string, reason: string): GuardVerdict {
@@ -64,19 +125,28 @@ function functionName(node: Node): { name: string; quoted: boolean; qualified: b
 
 /** Walks every node of the tree; returns the first refusal, or undefined. */
 function inspect(tree: unknown): GuardVerdict | undefined {
-  const stack: unknown[] = [tree];
+  const stack: { value: unknown; parent?: Node }[] = [{ value: tree }];
   let visited = 0;
   while (stack.length > 0) {
-    const value = stack.pop();
-    if (++visited > 200_000) return refuse('internal', 'refused: the statement is too large to check');
+    const { value, parent } = stack.pop()!;
+    if (++visited > 200_000) return refuse('too-deep', 'refused: the statement is too large to check');
     if (Array.isArray(value)) {
-      stack.push(...value);
+      for (const item of value) stack.push({ value: item, ...(parent ? { parent } : {}) });
       continue;
     }
     if (!isNode(value)) continue;
     const type = value.type;
     if (type === 'function' || type === 'aggr_func') {
       const { name, quoted, qualified } = functionName(value);
+      if (QUANTIFIERS.has(name) && !quoted && !qualified) {
+        if (!isQuantifiedSubquery(value, parent))
+          return refuse(
+            'quantifier',
+            `refused: ${name.toUpperCase()} is accepted only as a comparison with one subquery (x = ${name.toUpperCase()} (SELECT …)); this use of it cannot be checked`,
+          );
+        stack.push({ value: value.args, parent: value });
+        continue;
+      }
       const reason = REFUSED_FUNCTIONS.get(name);
       if (reason) return refuse('function', `refused: ${name.toUpperCase()}() is not allowed (${reason})`);
       if (qualified || quoted || !BUILTIN_FUNCTIONS.has(name))
@@ -100,7 +170,7 @@ function inspect(tree: unknown): GuardVerdict | undefined {
       return refuse('statement-kind', `refused: ${type.toUpperCase()} is not a read`);
     }
     for (const child of Object.values(value))
-      if (typeof child === 'object' && child !== null) stack.push(child);
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: value });
   }
   return undefined;
 }
@@ -155,10 +225,16 @@ export async function guardMysqlSql(sql: string, options: GuardOptions = {}): Pr
       'statement-kind',
       `refused: ${first ? first.toUpperCase() : 'this statement'} is not a read; only SELECT is allowed`,
     );
+  const tooDeep = refuse(
+    'too-deep',
+    `refused: the statement nests parentheses or subqueries more than ${MAX_MYSQL_NESTING} levels deep, too deep to check; flatten it (a WITH clause, or a join)`,
+  );
+  if (nestingDepth(lexed.skeleton) > MAX_MYSQL_NESTING) return tooDeep;
   let parsed: { tableList: string[]; ast: unknown };
   try {
-    parsed = sqlParser.parse(lexed.skeleton, { database: 'MySQL' });
+    parsed = sqlParser.parse(withoutNaturalJoins(lexed.skeleton), { database: 'MySQL' });
   } catch (error) {
+    if (error instanceof RangeError) return tooDeep;
     return refuse('parse-error', `not valid MySQL: ${messageOf(error).split('\n')[0]}`);
   }
   try {
@@ -185,6 +261,7 @@ export async function guardMysqlSql(sql: string, options: GuardOptions = {}): Pr
       if (denied) return refuse('allowlist', denied);
     }
   } catch (error) {
+    if (error instanceof RangeError) return tooDeep;
     return refuse('internal', `refused: the statement could not be checked (${messageOf(error)})`);
   }
   return { ok: true, sql: lexed.sql, kind: first === 'with' ? 'with' : 'select' };
