@@ -4,7 +4,7 @@
  * one file per table (`<out>/<name>/<table>.parquet`), for the DuckDB folder path
  * (test/e2e-defog-duckdb.test.ts). The dumps are PostgreSQL SQL whose INSERTs compute values
  * (`CURRENT_DATE - INTERVAL '5 months'`): each dump runs in an embedded PostgreSQL (PGlite) first,
- * as scripts/load-defog-mysql.mjs does, and every table's rows travel as PostgreSQL text into a
+ * once for all the loaders (scripts/lib/defog-dumps.mjs), and every table's rows travel as PostgreSQL text into a
  * DuckDB staging table, then out to Parquet cast to the mapped types, so PostgreSQL and DuckDB
  * hold the same values on the same day.
  *
@@ -12,12 +12,12 @@
  * --out defaults to $TMPDIR/sqlrecall-defog/parquet (never the repository or the shared data);
  * --dumps to ../shared/benchmarks/defog/dbs beside the checkout; names to every dump.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { PGlite } from '@electric-sql/pglite';
+import { evaluatedDefogDump } from './lib/defog-dumps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -64,10 +64,11 @@ const quote = (name) => `"${String(name).replace(/"/g, '""')}"`;
 const literal = (text) => `'${String(text).replace(/'/g, "''")}'`;
 
 /**
- * Exports `names` from `dumpsDir` into `<outDir>/<name>/` (each folder emptied first). Returns the
- * folders with their table and row counts.
+ * Exports `names` from `dumpsDir` into `<outDir>/<name>/` (each folder emptied first). `cacheDir` is
+ * where the evaluated dumps are shared (false: no cache). Returns the folders with their table and
+ * row counts.
  */
-export async function exportDefogParquet({ names, dumpsDir, outDir = DEFAULT_PARQUET_DIR }) {
+export async function exportDefogParquet({ names, dumpsDir, outDir = DEFAULT_PARQUET_DIR, cacheDir }) {
   const exported = [];
   const duck = await DuckDBInstance.create(':memory:');
   const connection = await duck.connect();
@@ -76,57 +77,31 @@ export async function exportDefogParquet({ names, dumpsDir, outDir = DEFAULT_PAR
       const folder = join(outDir, name);
       rmSync(folder, { recursive: true, force: true });
       mkdirSync(folder, { recursive: true });
-      const pglite = new PGlite();
-      try {
-        await pglite.exec(readFileSync(join(dumpsDir, `${name}.sql`), 'utf8'));
-        const { rows: columns } = await pglite.query(
-          `SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.numeric_precision, c.numeric_scale
-             FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-            WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND t.table_type = 'BASE TABLE'
-            ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
+      const { tables } = await evaluatedDefogDump({ dumpsDir, name, cacheDir });
+      let rowsExported = 0;
+      for (const table of tables) {
+        await connection.run('DROP TABLE IF EXISTS staging');
+        await connection.run(
+          `CREATE TABLE staging (${table.columns.map((c) => `${quote(c.column_name)} VARCHAR`).join(', ')})`,
         );
-        const tables = new Map();
-        for (const column of columns) {
-          const key = `${column.table_schema}.${column.table_name}`;
-          if (!tables.has(key))
-            tables.set(key, { schema: column.table_schema, name: column.table_name, columns: [] });
-          tables.get(key).columns.push(column);
-        }
-        let rowsExported = 0;
-        for (const table of tables.values()) {
-          const list = table.columns.map((c) => `${quote(c.column_name)}::text`).join(', ');
-          const { rows } = await pglite.query(
-            `SELECT ${list} FROM ${quote(table.schema)}.${quote(table.name)}`,
-            [],
-            {
-              rowMode: 'array',
-            },
-          );
-          await connection.run('DROP TABLE IF EXISTS staging');
-          await connection.run(
-            `CREATE TABLE staging (${table.columns.map((c) => `${quote(c.column_name)} VARCHAR`).join(', ')})`,
-          );
-          const appender = await connection.createAppender('staging');
-          for (const row of rows) {
-            for (const value of row) {
-              if (value === null) appender.appendNull();
-              else appender.appendVarchar(String(value));
-            }
-            appender.endRow();
+        const appender = await connection.createAppender('staging');
+        for (const row of table.rows) {
+          for (const value of row) {
+            if (value === null) appender.appendNull();
+            else appender.appendVarchar(String(value));
           }
-          appender.closeSync();
-          const casts = table.columns
-            .map((c) => `CAST(${quote(c.column_name)} AS ${duckdbType(c)}) AS ${quote(c.column_name)}`)
-            .join(', ');
-          await connection.run(
-            `COPY (SELECT ${casts} FROM staging) TO ${literal(join(folder, `${table.name}.parquet`))} (FORMAT parquet)`,
-          );
-          rowsExported += rows.length;
+          appender.endRow();
         }
-        exported.push({ name, folder, tables: tables.size, rows: rowsExported });
-      } finally {
-        await pglite.close();
+        appender.closeSync();
+        const casts = table.columns
+          .map((c) => `CAST(${quote(c.column_name)} AS ${duckdbType(c)}) AS ${quote(c.column_name)}`)
+          .join(', ');
+        await connection.run(
+          `COPY (SELECT ${casts} FROM staging) TO ${literal(join(folder, `${table.name}.parquet`))} (FORMAT parquet)`,
+        );
+        rowsExported += table.rows.length;
       }
+      exported.push({ name, folder, tables: tables.length, rows: rowsExported });
     }
   } finally {
     connection.closeSync();

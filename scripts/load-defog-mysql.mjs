@@ -3,18 +3,19 @@
  * Loads the defog benchmark databases into MySQL or MariaDB, one database each (`defog_<name>` by
  * default). The dumps are PostgreSQL SQL whose INSERTs compute values (`CURRENT_DATE - INTERVAL
  * '5 months'`, `::text` casts): rather than translate every expression, each dump runs in an
- * embedded PostgreSQL (PGlite) first, and the tables are re-created in MySQL with mapped types and
- * the evaluated values copied row by row, so both engines hold the same data on the same day.
+ * embedded PostgreSQL (PGlite) first (once for all the loaders, scripts/lib/defog-dumps.mjs), and
+ * the tables are re-created in MySQL with mapped types and the evaluated values copied row by row,
+ * so both engines hold the same data on the same day.
  *
  * Usage: node scripts/load-defog-mysql.mjs [--url mysql://root@127.0.0.1:3306] [--prefix defog_]
  *          [--dumps DIR] [name ...]
  * DIR defaults to ../shared/benchmarks/defog/dbs beside the checkout; names default to every dump.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import mysql from 'mysql2/promise';
+import { evaluatedDefogDump } from './lib/defog-dumps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -65,9 +66,10 @@ function mysqlValue(text, column) {
 
 /**
  * Loads `names` from `dumpsDir` into `<prefix><name>` databases on the server at `url` (dropping
- * them first). Returns the databases' names and row counts.
+ * them first). `cacheDir` is where the evaluated dumps are shared (false: no cache). Returns the
+ * databases' names and row counts.
  */
-export async function loadDefogIntoMysql({ url, names, prefix = 'defog_', dumpsDir }) {
+export async function loadDefogIntoMysql({ url, names, prefix = 'defog_', dumpsDir, cacheDir }) {
   const target = new URL(url.replace(/^(mysql|mariadb):/, 'http:'));
   const admin = await mysql.createConnection({
     host: target.hostname,
@@ -79,64 +81,29 @@ export async function loadDefogIntoMysql({ url, names, prefix = 'defog_', dumpsD
   const loaded = [];
   try {
     for (const name of names) {
-      const pglite = new PGlite();
-      try {
-        await pglite.exec(readFileSync(join(dumpsDir, `${name}.sql`), 'utf8'));
-        const { rows: columns } = await pglite.query(
-          `SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.character_maximum_length,
-                  c.numeric_precision, c.numeric_scale
-             FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-            WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND t.table_type = 'BASE TABLE'
-            ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
+      const { tables } = await evaluatedDefogDump({ dumpsDir, name, cacheDir });
+      const database = `${prefix}${name}`;
+      await admin.query(`DROP DATABASE IF EXISTS ${quote(database)}`);
+      await admin.query(`CREATE DATABASE ${quote(database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      let rowsLoaded = 0;
+      for (const table of tables) {
+        const definitions = table.columns.map(
+          (c) => `${quote(c.column_name)} ${mysqlType(c, table.primary.includes(c.column_name))}`,
         );
-        const { rows: keys } = await pglite.query(
-          `SELECT k.table_schema, k.table_name, k.column_name FROM information_schema.table_constraints c
-             JOIN information_schema.key_column_usage k USING (constraint_schema, constraint_name)
-            WHERE c.constraint_type = 'PRIMARY KEY' ORDER BY k.ordinal_position`,
-        );
-        const database = `${prefix}${name}`;
-        await admin.query(`DROP DATABASE IF EXISTS ${quote(database)}`);
-        await admin.query(`CREATE DATABASE ${quote(database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-        const tables = new Map();
-        for (const column of columns) {
-          const key = `${column.table_schema}.${column.table_name}`;
-          if (!tables.has(key))
-            tables.set(key, { schema: column.table_schema, name: column.table_name, columns: [] });
-          tables.get(key).columns.push(column);
-        }
-        let rowsLoaded = 0;
-        for (const table of tables.values()) {
-          const primary = keys
-            .filter((k) => k.table_schema === table.schema && k.table_name === table.name)
-            .map((k) => k.column_name);
-          const definitions = table.columns.map(
-            (c) => `${quote(c.column_name)} ${mysqlType(c, primary.includes(c.column_name))}`,
-          );
-          if (primary.length > 0) definitions.push(`PRIMARY KEY (${primary.map(quote).join(', ')})`);
+        if (table.primary.length > 0)
+          definitions.push(`PRIMARY KEY (${table.primary.map(quote).join(', ')})`);
+        await admin.query(`CREATE TABLE ${quote(database)}.${quote(table.name)} (${definitions.join(', ')})`);
+        const marks = `(${table.columns.map(() => '?').join(', ')})`;
+        for (let i = 0; i < table.rows.length; i += 200) {
+          const batch = table.rows.slice(i, i + 200);
           await admin.query(
-            `CREATE TABLE ${quote(database)}.${quote(table.name)} (${definitions.join(', ')})`,
+            `INSERT INTO ${quote(database)}.${quote(table.name)} VALUES ${batch.map(() => marks).join(', ')}`,
+            batch.flatMap((row) => row.map((value, j) => mysqlValue(value, table.columns[j]))),
           );
-          const list = table.columns.map((c) => `"${c.column_name.replace(/"/g, '""')}"::text`).join(', ');
-          const { rows } = await pglite.query(
-            `SELECT ${list} FROM "${table.schema}"."${table.name.replace(/"/g, '""')}"`,
-            [],
-            { rowMode: 'array' },
-          );
-          const marks = `(${table.columns.map(() => '?').join(', ')})`;
-          for (let i = 0; i < rows.length; i += 200) {
-            const batch = rows.slice(i, i + 200);
-            if (batch.length === 0) continue;
-            await admin.query(
-              `INSERT INTO ${quote(database)}.${quote(table.name)} VALUES ${batch.map(() => marks).join(', ')}`,
-              batch.flatMap((row) => row.map((value, j) => mysqlValue(value, table.columns[j]))),
-            );
-          }
-          rowsLoaded += rows.length;
         }
-        loaded.push({ name, database, tables: tables.size, rows: rowsLoaded });
-      } finally {
-        await pglite.close();
+        rowsLoaded += table.rows.length;
       }
+      loaded.push({ name, database, tables: tables.length, rows: rowsLoaded });
     }
   } finally {
     await admin.end();

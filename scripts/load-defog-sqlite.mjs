@@ -3,7 +3,7 @@
  * Loads the defog benchmark databases into SQLite, one file each (`<out>/<name>.db`). The dumps are
  * PostgreSQL SQL whose INSERTs compute values (`CURRENT_DATE - INTERVAL '5 months'`, `::text`
  * casts): as for MySQL (scripts/load-defog-mysql.mjs), each dump runs in an embedded PostgreSQL
- * (PGlite) first, then the tables are created in SQLite with mapped types and the evaluated values
+ * (PGlite) first (once for all the loaders, scripts/lib/defog-dumps.mjs), then the tables are created in SQLite with mapped types and the evaluated values
  * copied, so every engine holds the same data on the same day. Dates and timestamps are stored as
  * ISO text, booleans as 1/0, as SQLite applications do.
  *
@@ -11,11 +11,11 @@
  * --out defaults to $TMPDIR/sqlrecall-defog/sqlite (never inside the checkout or the shared data);
  * --dumps to ../shared/benchmarks/defog/dbs beside the checkout; names default to every dump.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { evaluatedDefogDump } from './lib/defog-dumps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -62,67 +62,37 @@ function sqliteValue(text, column) {
 }
 
 /**
- * Loads `names` from `dumpsDir` into `<outDir>/<name>.db` (replacing any file there). Returns the
- * files' names and row counts.
+ * Loads `names` from `dumpsDir` into `<outDir>/<name>.db` (replacing any file there). `cacheDir` is
+ * where the evaluated dumps are shared (false: no cache). Returns the files' names and row counts.
  */
-export async function loadDefogIntoSqlite({ names, dumpsDir, outDir = DEFAULT_SQLITE_DEFOG_DIR }) {
+export async function loadDefogIntoSqlite({ names, dumpsDir, outDir = DEFAULT_SQLITE_DEFOG_DIR, cacheDir }) {
   const { default: Database } = await import('better-sqlite3');
   mkdirSync(outDir, { recursive: true });
   const loaded = [];
   for (const name of names) {
-    const pglite = new PGlite();
+    const { tables } = await evaluatedDefogDump({ dumpsDir, name, cacheDir });
     const file = join(outDir, `${name}.db`);
     rmSync(file, { force: true });
     const db = new Database(file);
     try {
-      await pglite.exec(readFileSync(join(dumpsDir, `${name}.sql`), 'utf8'));
-      const { rows: columns } = await pglite.query(
-        `SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.character_maximum_length,
-                c.numeric_precision, c.numeric_scale
-           FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-          WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND t.table_type = 'BASE TABLE'
-          ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
-      );
-      const { rows: keys } = await pglite.query(
-        `SELECT k.table_schema, k.table_name, k.column_name FROM information_schema.table_constraints c
-           JOIN information_schema.key_column_usage k USING (constraint_schema, constraint_name)
-          WHERE c.constraint_type = 'PRIMARY KEY' ORDER BY k.ordinal_position`,
-      );
-      const tables = new Map();
-      for (const column of columns) {
-        const key = `${column.table_schema}.${column.table_name}`;
-        if (!tables.has(key))
-          tables.set(key, { schema: column.table_schema, name: column.table_name, columns: [] });
-        tables.get(key).columns.push(column);
-      }
       let rowsLoaded = 0;
-      for (const table of tables.values()) {
-        const primary = keys
-          .filter((k) => k.table_schema === table.schema && k.table_name === table.name)
-          .map((k) => k.column_name);
+      for (const table of tables) {
         const definitions = table.columns.map((c) => `${quote(c.column_name)} ${sqliteType(c)}`);
-        if (primary.length > 0) definitions.push(`PRIMARY KEY (${primary.map(quote).join(', ')})`);
+        if (table.primary.length > 0)
+          definitions.push(`PRIMARY KEY (${table.primary.map(quote).join(', ')})`);
         db.exec(`CREATE TABLE ${quote(table.name)} (${definitions.join(', ')})`);
-        const list = table.columns.map((c) => `${quote(c.column_name)}::text`).join(', ');
-        const { rows } = await pglite.query(
-          `SELECT ${list} FROM ${quote(table.schema)}.${quote(table.name)}`,
-          [],
-          {
-            rowMode: 'array',
-          },
-        );
         const insert = db.prepare(
           `INSERT INTO ${quote(table.name)} VALUES (${table.columns.map(() => '?').join(', ')})`,
         );
         db.transaction(() => {
-          for (const row of rows) insert.run(row.map((value, j) => sqliteValue(value, table.columns[j])));
+          for (const row of table.rows)
+            insert.run(row.map((value, j) => sqliteValue(value, table.columns[j])));
         })();
-        rowsLoaded += rows.length;
+        rowsLoaded += table.rows.length;
       }
-      loaded.push({ name, file, tables: tables.size, rows: rowsLoaded });
+      loaded.push({ name, file, tables: tables.length, rows: rowsLoaded });
     } finally {
       db.close();
-      await pglite.close();
     }
   }
   return loaded;

@@ -1,15 +1,18 @@
 /**
  * Issue 2, "Guard": hostile statements are refused with exit code 3 through `sqlrecall sql` and
  * through `ask` (the scripted model returns them), and afterwards the database is unchanged
- * (relations, row counts, content hashes, sequences, large objects).
+ * (relations, row counts, content hashes, sequences, large objects). Every statement runs through
+ * the CLI in this process (the same program as the binary, without a Node start-up per command);
+ * a few also run through the real binary, so the process boundary (exit code, streams) is proven.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
-import { runSqlrecall } from './support/cli.js';
+import { type CliRun, runSqlrecall } from './support/cli.js';
 import { type Fixture, pgliteShop, serverShop } from './support/fixtures.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import { TEST_DATABASE_URL } from './support/server-db.js';
 
@@ -32,6 +35,16 @@ export const HOSTILE: { name: string; sql: string }[] = [
   { name: 'INSERT', sql: "INSERT INTO t VALUES (3, 'three')" },
   { name: 'sequence bump', sql: "SELECT nextval('customers_id_seq')" },
 ];
+
+/** The statements also run through the real binary (one a kind: a write in a CTE, two statements, not SQL). */
+const THROUGH_BINARY = new Set(['DELETE inside a CTE', 'two statements', 'not SQL']);
+
+/** Runs the command in this process and, for the statements in {@link THROUGH_BINARY}, through the binary too. */
+async function both(name: string, args: string[], env: Record<string, string>): Promise<CliRun[]> {
+  const runs = [await runCliInProcess(args, { env })];
+  if (THROUGH_BINARY.has(name)) runs.push(await runSqlrecall(args, { env }));
+  return runs;
+}
 
 async function expectUnchanged(fixture: Fixture, run: () => Promise<void>): Promise<void> {
   const before = await fixture.snapshot();
@@ -64,33 +77,46 @@ function suite(label: string, make: () => Promise<Fixture>) {
 
     it('refuses every hostile statement through `sql` with exit 3 and leaves the database unchanged', async () => {
       await expectUnchanged(fixture, async () => {
+        let binary = 0;
         for (const { name, sql } of HOSTILE) {
-          const run = await runSqlrecall(['sql', '--db', fixture.url, '--json', sql], {
-            env: { SQLRECALL_MEMORY: 'off', SQLRECALL_HOME: home },
+          const runs = await both(name, ['sql', '--db', fixture.url, '--json', sql], {
+            SQLRECALL_MEMORY: 'off',
+            SQLRECALL_HOME: home,
           });
-          expect(run.code, `${name}: ${run.stderr}`).toBe(3);
-          const doc = JSON.parse(run.stdout) as { error: { code: string; message: string } };
-          expect(doc.error.code).toBe('guard_refused');
-          expect(doc.error.message).toMatch(/^Refused: \S/);
-          expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+          binary += runs.length - 1;
+          for (const run of runs) {
+            expect(run.code, `${name}: ${run.stderr}`).toBe(3);
+            const doc = JSON.parse(run.stdout) as { error: { code: string; message: string } };
+            expect(doc.error.code).toBe('guard_refused');
+            expect(doc.error.message).toMatch(/^Refused: \S/);
+            expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+          }
         }
+        expect(binary).toBe(THROUGH_BINARY.size);
       });
     }, 120_000);
 
     it('refuses the same statements when the model writes them in `ask`', async () => {
       await expectUnchanged(fixture, async () => {
+        let binary = 0;
         for (const [i, { name, sql }] of HOSTILE.entries()) {
           const question = `hostile question ${i}`;
           replies.set(question, `\`\`\`sql\n${sql}\n\`\`\``);
-          const run = await runSqlrecall(['ask', '--db', fixture.url, '--json', question], {
-            env: { SQLRECALL_MEMORY: 'off', SQLRECALL_HOME: home, OLLAMA_HOST: model.url },
+          const runs = await both(name, ['ask', '--db', fixture.url, '--json', question], {
+            SQLRECALL_MEMORY: 'off',
+            SQLRECALL_HOME: home,
+            OLLAMA_HOST: model.url,
           });
-          // "not SQL" has no statement to extract at all: that is unusable model output (exit 5).
-          const expected = name === 'not SQL' ? 5 : 3;
-          expect(run.code, `${name}: ${run.stderr}`).toBe(expected);
-          const doc = JSON.parse(run.stdout) as { error: { code: string }; rows: unknown[] };
-          expect(doc.error.code).toBe(expected === 3 ? 'guard_refused' : 'sql_not_found');
+          binary += runs.length - 1;
+          for (const run of runs) {
+            // "not SQL" has no statement to extract at all: that is unusable model output (exit 5).
+            const expected = name === 'not SQL' ? 5 : 3;
+            expect(run.code, `${name}: ${run.stderr}`).toBe(expected);
+            const doc = JSON.parse(run.stdout) as { error: { code: string }; rows: unknown[] };
+            expect(doc.error.code).toBe(expected === 3 ? 'guard_refused' : 'sql_not_found');
+          }
         }
+        expect(binary).toBe(THROUGH_BINARY.size);
       });
     }, 180_000);
 

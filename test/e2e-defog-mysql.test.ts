@@ -15,6 +15,7 @@ import { runCheckedSql } from '../src/agent/run-sql.js';
 import type { DatabaseConnector } from '../src/core/ports.js';
 import { openDatabase } from '../src/databases/open.js';
 import { runSqlrecall } from './support/cli.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import { createTempMysqlDatabase, MYSQL_AVAILABLE, TEST_MYSQL_URL } from './support/mysql-db.js';
 import { startScriptedOllama } from './support/scripted/server.js';
 import { benchmarkPath, HAS_BENCHMARKS } from './support/shared-data.js';
@@ -106,6 +107,7 @@ describe.skipIf(!LOADED)('defog MySQL questions asked through the scripted model
     const db = await openDatabase(urlFor('defog_restaurants'));
     let same = 0;
     let engineErrors = 0;
+    let binary = false;
     const failures: string[] = [];
     try {
       for (const q of cases) {
@@ -117,17 +119,34 @@ describe.skipIf(!LOADED)('defog MySQL questions asked through the scripted model
           engineErrors += 1;
           continue;
         }
-        const run = await runSqlrecall(
-          ['ask', '--json', '--max-rows', '100000', '--db', urlFor('defog_restaurants'), '--', q.question!],
-          { env: { OLLAMA_HOST: model.url, SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' } },
-        );
-        if (run.code !== 0) {
-          failures.push(`exit ${run.code}: ${run.stderr.trim().slice(0, 200)}`);
-          continue;
+        const args = [
+          'ask',
+          '--json',
+          '--max-rows',
+          '100000',
+          '--db',
+          urlFor('defog_restaurants'),
+          '--',
+          q.question!,
+        ];
+        const env = { OLLAMA_HOST: model.url, SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' };
+        // In this process for every question; the first one also through the real binary.
+        const failed = failures.length;
+        const runs = [await runCliInProcess(args, { env })];
+        if (!binary) {
+          binary = true;
+          runs.push(await runSqlrecall(args, { env }));
         }
-        const doc = JSON.parse(run.stdout) as { rows: unknown[][] };
-        if (JSON.stringify(normalise(doc.rows)) === JSON.stringify(normalise(gold.rows))) same += 1;
-        else failures.push(`rows differ: ${q.question}`);
+        for (const run of runs) {
+          if (run.code !== 0) {
+            failures.push(`exit ${run.code}: ${run.stderr.trim().slice(0, 200)}`);
+            continue;
+          }
+          const doc = JSON.parse(run.stdout) as { rows: unknown[][] };
+          if (JSON.stringify(normalise(doc.rows)) !== JSON.stringify(normalise(gold.rows)))
+            failures.push(`rows differ: ${q.question}`);
+        }
+        if (failures.length === failed) same += 1;
       }
     } finally {
       await db.close();
@@ -138,6 +157,7 @@ describe.skipIf(!LOADED)('defog MySQL questions asked through the scripted model
       `defog MySQL restaurants through ask and the scripted model: ${same}/${cases.length} with the gold rows, ${engineErrors} not asked (MariaDB rejects the gold SQL)`,
     );
     expect(failures).toEqual([]);
+    expect(binary).toBe(true);
     expect(same + engineErrors).toBe(cases.length);
     expect(same).toBeGreaterThan(cases.length * 0.8);
   }, 300_000);

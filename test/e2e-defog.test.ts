@@ -1,8 +1,10 @@
 /**
  * Issue 2, "real input end to end": for every question in questions_gen_postgres.csv the scripted
  * model replies with that question's gold SQL (first alternative, `{…}` expanded) wrapped in one of
- * the messy forms; `sqlrecall ask --json` (the real binary, a subprocess per question) must return
- * exactly the gold query's result rows. Server PostgreSQL for all eleven databases; PGlite for two.
+ * the messy forms; `sqlrecall ask --json` must return exactly the gold query's result rows. Every
+ * question runs through the CLI in this process (the same program as the binary, without a Node
+ * start-up per question); the first question of each database also runs through the real binary,
+ * a subprocess. Server PostgreSQL for all eleven databases; PGlite for two.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import { SQL_PROMPT_MARKER } from '../src/agent/prompts.js';
 import { type DefogQuestion, expandGoldQuery, readDefogCsv, splitGoldQueries } from '../src/eval/gold.js';
 import { runSqlrecall } from './support/cli.js';
 import { DEFOG_DATABASES, loadDefogIntoPglite, loadDefogOnServer } from './support/defog.js';
+import { runCliInProcess } from './support/in-process-cli.js';
 import { MESSY_FORMS } from './support/messy.js';
 import { type ScriptedOllama, startScriptedOllama } from './support/scripted/server.js';
 import type { TempDatabase } from './support/server-db.js';
@@ -82,6 +85,11 @@ function providerEnv(provider: Provider, url: string): Record<string, string> {
     : { OLLAMA_HOST: url };
 }
 
+/**
+ * Asks every case through the CLI in this process, and the first case of each database through the
+ * real binary as well. Returns the failures and the cases as asked (the binary's repeats included),
+ * for {@link extraSqlCalls}.
+ */
 async function askAll(
   cases: Case[],
   urlFor: (db: string) => string,
@@ -90,43 +98,53 @@ async function askAll(
   rowsFor: (c: Case) => Promise<string[]>,
   concurrency: number,
   provider: Provider = 'ollama',
-): Promise<string[]> {
+): Promise<{ failures: string[]; asked: Case[] }> {
   const failures: string[] = [];
+  const asked: Case[] = [];
   const queue = [...cases];
+  const binaryFor = new Set<string>();
   const worker = async () => {
     for (let c = queue.shift(); c; c = queue.shift()) {
-      const run = await runSqlrecall(
-        [
-          'ask',
-          '--json',
-          '--max-rows',
-          '100000',
-          '--db',
-          urlFor(c.question.dbName),
-          '--',
-          c.question.question,
-        ],
-        // Memory is off: this test is about extraction and execution, and 240 processes opening the
-        // embedded memory store one after another would only add minutes.
-        { env: { ...providerEnv(provider, model.url), SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' } },
-      );
-      const form = MESSY_FORMS[c.index % MESSY_FORMS.length]!.name;
-      if (run.code !== 0) {
-        failures.push(`#${c.index} (${form}) exit ${run.code}: ${run.stderr.trim().slice(0, 300)}`);
-        continue;
+      const args = [
+        'ask',
+        '--json',
+        '--max-rows',
+        '100000',
+        '--db',
+        urlFor(c.question.dbName),
+        '--',
+        c.question.question,
+      ];
+      // Memory is off: this test is about extraction and execution, and 240 commands opening the
+      // embedded memory store one after another would only add minutes.
+      const env = { ...providerEnv(provider, model.url), SQLRECALL_HOME: home, SQLRECALL_MEMORY: 'off' };
+      const runs = [{ how: 'in-process', run: await runCliInProcess(args, { env }) }];
+      asked.push(c);
+      if (!binaryFor.has(c.question.dbName)) {
+        binaryFor.add(c.question.dbName);
+        runs.push({ how: 'binary', run: await runSqlrecall(args, { env }) });
+        asked.push(c);
       }
-      const doc = JSON.parse(run.stdout) as { rows: unknown[][]; truncated: boolean; sql: string };
-      const expected = await rowsFor(c);
-      const got = canonRows(doc.rows);
-      if (doc.truncated || JSON.stringify(got) !== JSON.stringify(expected)) {
-        failures.push(
-          `#${c.index} (${form}) rows differ: got ${got.length}, want ${expected.length}; sql=${doc.sql}`,
-        );
+      const form = MESSY_FORMS[c.index % MESSY_FORMS.length]!.name;
+      for (const { how, run } of runs) {
+        if (run.code !== 0) {
+          failures.push(`#${c.index} (${form}, ${how}) exit ${run.code}: ${run.stderr.trim().slice(0, 300)}`);
+          continue;
+        }
+        const doc = JSON.parse(run.stdout) as { rows: unknown[][]; truncated: boolean; sql: string };
+        const expected = await rowsFor(c);
+        const got = canonRows(doc.rows);
+        if (doc.truncated || JSON.stringify(got) !== JSON.stringify(expected)) {
+          failures.push(
+            `#${c.index} (${form}, ${how}) rows differ: got ${got.length}, want ${expected.length}; sql=${doc.sql}`,
+          );
+        }
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return failures;
+  expect(binaryFor.size).toBe(new Set(cases.map((c) => c.question.dbName)).size);
+  return { failures, asked };
 }
 
 /**
@@ -195,7 +213,7 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
       });
 
       it('all 210 questions return exactly the gold rows', async () => {
-        const failures = await askAll(
+        const { failures, asked } = await askAll(
           cases,
           (name) => dbs.get(name)!.url,
           model,
@@ -211,7 +229,8 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
           provider,
         );
         expect(failures).toEqual([]);
-        expect(extraSqlCalls(model, cases)).toEqual([]);
+        expect(asked.length).toBe(cases.length + DEFOG_DATABASES.length);
+        expect(extraSqlCalls(model, asked)).toEqual([]);
         if (provider === 'openai') {
           const v1 = model.requests.filter((r) => r.path === '/v1/chat/completions');
           expect(v1.length).toBeGreaterThanOrEqual(cases.length);
@@ -240,7 +259,7 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
     it('every restaurants and ewallet question returns exactly the gold rows', async () => {
       const chosen = subset();
       expect(chosen.length).toBeGreaterThan(20);
-      // Gold rows are computed first, in this process, then each data dir is free for the subprocess.
+      // Gold rows are computed first, then each data dir is closed again for the CLI.
       const expected = new Map<number, string[]>();
       for (const [name, dir] of dirs) {
         const db = new PGlite(dir);
@@ -253,16 +272,17 @@ describe.skipIf(!HAS_BENCHMARKS)('ask --json returns the gold rows for real ques
         }
         await db.close();
       }
-      const failures = await askAll(
+      const { failures, asked } = await askAll(
         chosen,
         (name) => `pglite:${dirs.get(name)}`,
         model,
         home,
         async (c) => expected.get(c.index)!,
-        1, // one process per PGlite data directory
+        1, // one command at a time per PGlite data directory
       );
       expect(failures).toEqual([]);
-      expect(extraSqlCalls(model, chosen)).toEqual([]);
+      expect(asked.length).toBe(chosen.length + dirs.size);
+      expect(extraSqlCalls(model, asked)).toEqual([]);
     }, 900_000);
   });
 });
