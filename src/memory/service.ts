@@ -36,6 +36,7 @@ import {
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
+import { checkMemoryText } from './limits.js';
 import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
 import { embedQuery, type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
@@ -614,10 +615,12 @@ export class MemoryService {
    *    queued (applied by {@link recoverPending}), so nothing is lost;
    * 4. reconciliation and write as {@link add}.
    * @throws SqlrecallError `invalid_memory_sql` (the given SQL names an unknown table or column, or is
-   *   not one read-only condition; `details.candidates` holds the closest real names)
+   *   not one read-only condition; `details.candidates` holds the closest real names), `usage` (the
+   *   text is over `MAX_MEMORY_TEXT_CHARS`: nothing stored or queued)
    */
   async teach(scope: MemoryScope, fact: TeachFact, options: TeachOptions = {}): Promise<TeachResult> {
     const kind = fact.kind ?? 'preference';
+    checkMemoryText(fact.text);
     const text = fact.text.trim();
     const given = fact.sql?.trim() || null;
     const findings = findCredentials(given ? `${text}\n${given}` : text);
@@ -856,6 +859,11 @@ export class MemoryService {
     schema?: Schema,
     options: { expiresAt?: string | null; expiresOn?: string | null; origin?: MemoryOrigin } = {},
   ): Promise<LearnResult> {
+    try {
+      checkMemoryText(fact.text);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
       return this.storeFacts(scope, [checked], {
@@ -885,6 +893,11 @@ export class MemoryService {
     },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
+    try {
+      if (change.text !== undefined) checkMemoryText(change.text);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
     if (found.length > 0)
       return Promise.reject(
