@@ -407,7 +407,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: args.query === undefined });
+      // Listing opens even a fresh store with the model server down: its queue is all there is to show.
+      const list = args.query === undefined;
+      const memory = await runtime.memory({ allowWithoutEmbeddings: list, queueWhenDown: list });
       const zone = userTimeZone();
       if (args.query === undefined) {
         const { enabled, memories, pending } = await listMemories(memory, scope, {
@@ -447,7 +449,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
     guarded('forget', async (args: z.infer<typeof MCP_INPUTS.forget>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      // Opens with the model server down too, so that a queued fact can be withdrawn.
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true, queueWhenDown: true });
       const result = await memory.service.forget(scope, args.target);
       if (!result.deleted && result.candidates.length === 0) {
         // Not a memory: it may be the queue id of a fact still waiting for the model server.
@@ -484,7 +487,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('show_memory', async (args: z.infer<typeof MCP_INPUTS.show_memory>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true, queueWhenDown: true });
       const given = args.id.toLowerCase();
       const notFound = () =>
         new SqlrecallError('not_found', `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`);
