@@ -56,7 +56,7 @@ describe('queued memories (CLI)', () => {
     for (const sub of ['show', 'forget', 'delete']) {
       const run = await cli(['memory', sub, '--user', 'bob', id.slice(0, 8)]);
       expect(run.code, `${sub}: ${run.stdout}${run.stderr}`).toBe(2);
-      expect(`${run.stdout}${run.stderr}`).toMatch(/No memory or queued memory with id/);
+      expect(`${run.stdout}${run.stderr}`).toMatch(/No memory with id \S+ in this scope, nor a queued one/);
       expect(`${run.stdout}${run.stderr}`).not.toContain('April');
     }
     const still = JSON.parse((await cli(['memory', 'list', '--user', 'ann', '--json'])).stdout);

@@ -153,7 +153,7 @@ export async function findPendingMemory(
 export function pendingNotFound(given: string): SqlrecallError {
   return new SqlrecallError(
     'not_found',
-    `No memory or queued memory with id ${given.trim().slice(0, 64)} in this scope.`,
+    `No memory with id ${given.trim().slice(0, 64)} in this scope, nor a queued one.`,
   );
 }
 
