@@ -10,6 +10,7 @@ import { isoTime, isUuid } from './rows.js';
 import { type ScopeRef, scopeColumns, scopeCondition, scopeOfRow, scopeRef } from './scope.js';
 import type { Row, SqlClient, SqlSession } from './sql-client.js';
 import type { PendingStatus, PendingWrite, TakePendingOptions } from './types.js';
+import { lockScope } from './write.js';
 
 const PENDING_COLUMNS =
   'id, scope_user, scope_team, payload, status, attempts, error, created_at, updated_at';
@@ -126,7 +127,7 @@ export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
       // One transaction under the scope's write lock: a flush applying this row either committed
       // first (the row is gone, null here) or finds it gone and writes nothing.
       return client.transaction(async (tx) => {
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext('sqlrecall'), hashtext($1))", [ref.key]);
+        await lockScope(tx, ref);
         const rows = await tx.query(
           `DELETE FROM sqlrecall_pending_writes WHERE id = $1 AND ${scopeCondition(ref, 2, 3)}
            RETURNING ${PENDING_COLUMNS}`,
