@@ -130,6 +130,57 @@ export async function pendingMemories(
 }
 
 /**
+ * The fact of `scope` waiting in the queue that `given` names: its full queue id or a unique
+ * prefix of at least 4 characters; null when none of the scope's queued facts matches (another
+ * scope's queue ids are never matched, so they read as unknown).
+ * @throws SqlrecallError `usage` (empty or ambiguous prefix)
+ */
+export async function findPendingMemory(
+  app: Pick<MemoryApp, 'store'>,
+  scope: MemoryScope,
+  given: string | undefined,
+): Promise<PendingMemoryView | null> {
+  const id = (given ?? '').trim().toLowerCase();
+  if (!id) throw new SqlrecallError('usage', 'Give the id of a queued memory (as listed by `memory list`).');
+  if (id.length < 4) return null;
+  const matches = (await pendingMemories(app, scope)).filter((p) => p.pendingId.startsWith(id));
+  if (matches.length > 1)
+    throw new SqlrecallError('usage', `The id prefix ${id.slice(0, 64)} is ambiguous; give more characters.`);
+  return matches[0] ?? null;
+}
+
+/** The `not_found` of a queue id that is not one of the caller's queued facts (same words for another's). */
+export function pendingNotFound(given: string): SqlrecallError {
+  return new SqlrecallError(
+    'not_found',
+    `No memory with id ${given.trim().slice(0, 64)} in this scope, nor a queued one.`,
+  );
+}
+
+/**
+ * Takes a queued fact of `scope` out of the queue for good, so it is never applied (one
+ * transaction: a flush applying it at that moment either wrote it first, and then it is a memory
+ * to delete, or writes nothing).
+ * @throws SqlrecallError `not_found` (not queued in this scope, or applied just now: the message
+ *   says to look in the memories), `usage` (ambiguous prefix)
+ */
+export async function forgetPendingMemory(
+  app: Pick<MemoryApp, 'store'>,
+  scope: MemoryScope,
+  given: string | undefined,
+): Promise<PendingMemoryView> {
+  const found = await findPendingMemory(app, scope, given);
+  if (!found) throw pendingNotFound(given ?? '');
+  const removed = await app.store.withdrawPending(scope, found.pendingId);
+  if (!removed)
+    throw new SqlrecallError(
+      'not_found',
+      `The queued memory ${found.pendingId.slice(0, 8)} was applied just now; it is a memory now (see \`memory list\`), delete it there.`,
+    );
+  return found;
+}
+
+/**
  * Applies the writes of `scope` waiting in the queue (facts taught while the model server was
  * down, chat messages left by a crash) when it has any; a no-op otherwise (one read). Another
  * scope's queue is left to its owner (or to a process applying every scope's at start-up).

@@ -19,4 +19,5 @@ export const MEMORY_SUBCOMMANDS = [
   'pin',
   'unpin',
   'audit',
+  'forget',
 ] as const;

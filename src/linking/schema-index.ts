@@ -36,7 +36,17 @@ export interface SchemaIndexOptions {
   onWarning?: (message: string) => void;
   /** Tables per batch (sample, embed, write); default 32. */
   batchSize?: number;
+  /**
+   * After the embedding model failed, how long the index stays lexical before it tries the model
+   * again; default {@link EMBEDDING_RETRY_AFTER_MS}.
+   */
+  retryAfterMs?: number;
+  /** The clock, in milliseconds (tests); default `Date.now`. */
+  now?: () => number;
 }
+
+/** Default time the index stays lexical after the embedding model failed: 30 s. */
+export const EMBEDDING_RETRY_AFTER_MS = 30_000;
 
 /** What one {@link SchemaIndex.sync} did. */
 export interface SyncReport {
@@ -56,11 +66,32 @@ export class SchemaIndex {
   private synced:
     | { schema: Schema; embedded: boolean; tables: IndexedTable[]; report: SyncReport }
     | undefined;
-  private embeddingDisabled = false;
+  /** Until when (clock ms) embedding is off after a failure; undefined while it works. */
+  private disabledUntil: number | undefined;
   /** The sync in progress, joined by a call for the same schema that it satisfies. */
   private running: { schema: Schema; embed: boolean; report: Promise<SyncReport> } | undefined;
 
   constructor(private readonly options: SchemaIndexOptions) {}
+
+  /**
+   * Whether embedding is off after a failure. Once the back-off is over it is on again (the next
+   * call tries the model), so a model server that comes back is used without a restart.
+   */
+  private get embeddingDisabled(): boolean {
+    if (this.disabledUntil === undefined) return false;
+    if ((this.options.now ?? Date.now)() < this.disabledUntil) return true;
+    this.disabledUntil = undefined;
+    return false;
+  }
+
+  /** Turns embedding off for the back-off after a failure, with one warning per failure. */
+  private disableEmbedding(model: EmbeddingModel, error: unknown): void {
+    const retryAfterMs = this.options.retryAfterMs ?? EMBEDDING_RETRY_AFTER_MS;
+    this.disabledUntil = (this.options.now ?? Date.now)() + retryAfterMs;
+    this.options.onWarning?.(
+      `The embedding model ${model.id} is unavailable (${(error as Error)?.message ?? error}); schema linking uses names and values only, and tries the model again in ${Math.round(retryAfterMs / 1000)} s.`,
+    );
+  }
 
   /** The embedding model id used for documents, or `null` when lexical only. */
   get embeddingModelId(): string | null {
@@ -77,7 +108,9 @@ export class SchemaIndex {
    */
   async sync(schema: Schema, options: { embed?: boolean } = {}): Promise<SyncReport> {
     const embed = options.embed ?? true;
-    if (this.synced?.schema === schema && (this.synced.embedded || !embed)) return this.synced.report;
+    // A sync whose embeddings failed is done again, for the same schema, once the model may be back.
+    if (this.synced?.schema === schema && (this.synced.embedded || !embed || this.embeddingDisabled))
+      return this.synced.report;
     // Questions arriving together (a server's first wave of users) share one sync of the same
     // catalog instead of each sampling, embedding and writing every table.
     const running = this.running;
@@ -169,13 +202,16 @@ export class SchemaIndex {
       unchanged: wanted.size - toIndex.length - toEmbed.length,
       durationMs: performance.now() - started,
     };
-    this.synced = { schema, embedded: embed, tables, report };
+    // Embedded only when the model answered (or there is none): otherwise a later sync fills them in.
+    const embedded = embed && (!this.options.embedding || this.embeddingModelId !== null);
+    this.synced = { schema, embedded, tables, report };
     return report;
   }
 
   /**
-   * Embeds `entries`' documents in place. On failure the index goes lexical for the rest of this
-   * instance's life (one warning), so a down model server costs one failed call, not one per batch.
+   * Embeds `entries`' documents in place. On failure the index goes lexical for the back-off
+   * ({@link SchemaIndexOptions.retryAfterMs}, one warning), so a down model server costs one failed
+   * call per back-off, not one per batch, and is used again once it answers.
    */
   private async embedInto(entries: IndexEntry[]): Promise<void> {
     const model = this.options.embedding;
@@ -187,10 +223,7 @@ export class SchemaIndex {
         entry.embeddingModel = vectors[i] ? model.id : null;
       });
     } catch (error) {
-      this.embeddingDisabled = true;
-      this.options.onWarning?.(
-        `The embedding model ${model.id} is unavailable (${(error as Error)?.message ?? error}); schema linking uses names and values only.`,
-      );
+      this.disableEmbedding(model, error);
     }
   }
 
@@ -202,7 +235,7 @@ export class SchemaIndex {
 
   /**
    * The `topK` tables whose documents are nearest to `text`; empty when lexical only or when the
-   * embedding model fails (one warning).
+   * embedding model fails (one warning; tried again after the back-off).
    */
   async nearest(text: string, topK: number): Promise<Neighbour[]> {
     const model = this.options.embedding;
@@ -211,10 +244,7 @@ export class SchemaIndex {
     try {
       [vector] = await model.embed([text]);
     } catch (error) {
-      this.embeddingDisabled = true;
-      this.options.onWarning?.(
-        `The embedding model ${model.id} is unavailable (${(error as Error)?.message ?? error}); schema linking uses names and values only.`,
-      );
+      this.disableEmbedding(model, error);
       return [];
     }
     if (!vector) return [];

@@ -17,6 +17,8 @@ import { errorDocument } from '../app/error-document.js';
 import {
   addMemory,
   auditMemories,
+  findPendingMemory,
+  forgetPendingMemory,
   listMemories,
   type MemoryView,
   memoryEnabled,
@@ -35,6 +37,7 @@ import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { DEFAULT_MEMORY_TOP_K, MEMORY_KINDS, type MemoryScope } from '../core/memory.js';
 import { redactSecrets } from '../core/redact.js';
 import { untilOf, userTimeZone } from '../memory/expiry.js';
+import { MAX_MEMORY_TEXT_CHARS, MEMORY_TEXT_INPUT_BOUND } from '../memory/limits.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { boundedJson, boundedText } from './bounds.js';
 import type { RuntimeLease } from './lease.js';
@@ -122,7 +125,8 @@ export const MCP_INPUTS = {
       .string()
       .trim()
       .min(1, 'Give the fact to remember.')
-      .max(2000, 'At most 2000 characters.')
+      // Bounded far above the memory text limit, whose own refusal quotes what arrived.
+      .max(MEMORY_TEXT_INPUT_BOUND, `At most ${MAX_MEMORY_TEXT_CHARS} characters.`)
       .describe('the fact, e.g. "Only count delivered orders as revenue"'),
     kind: z
       .enum(MEMORY_KINDS)
@@ -171,7 +175,7 @@ export const MCP_INPUTS = {
       .trim()
       .min(4, 'Give the memory id (as returned by ask or recall) or its first 8 characters.')
       .max(64)
-      .describe('a memory id or its 8-character prefix (as listed by ask and recall)'),
+      .describe('a memory id or its 8-character prefix (as listed by ask and recall), or a queue id'),
   }),
   forget: z.strictObject({
     target: z
@@ -413,11 +417,17 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('recall', async (args: z.infer<typeof MCP_INPUTS.recall>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: args.query === undefined });
+      // Listing opens even a fresh store with the model server down: its queue is all there is to show.
+      const list = args.query === undefined;
+      const memory = await runtime.memory({ allowWithoutEmbeddings: list, queueWhenDown: list });
       const zone = userTimeZone();
       if (args.query === undefined) {
-        const { enabled, memories } = await listMemories(memory, scope, { limit: RECALL_LIST_LIMIT, zone });
-        return bounded({ user: config.user, enabled, memories: memories.map(brief) });
+        const { enabled, memories, pending } = await listMemories(memory, scope, {
+          limit: RECALL_LIST_LIMIT,
+          zone,
+        });
+        // Queued facts are listed apart: not memories yet (not recalled), withdrawn by `forget`.
+        return bounded({ user: config.user, enabled, memories: memories.map(brief), pending });
       }
       const enabled = await memoryEnabled(memory, scope);
       const { results, notes } = await searchMemories(memory, scope, args.query, {
@@ -443,13 +453,23 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       title: 'Forget a memory',
       description:
         `Delete one of user ${config.user}'s memories by id (or prefix) or by words that designate ` +
-        'exactly one; ambiguous targets delete nothing and list the candidates.',
+        'exactly one (ambiguous targets delete nothing and list the candidates), or withdraw a fact ' +
+        'still queued for the model server by its queue id (listed by "recall" under pending).',
       inputSchema: MCP_INPUTS.forget,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
     guarded('forget', async (args: z.infer<typeof MCP_INPUTS.forget>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      // Opens with the model server down too, so that a queued fact can be withdrawn.
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true, queueWhenDown: true });
       const result = await memory.service.forget(scope, args.target);
+      if (!result.deleted && result.candidates.length === 0) {
+        // Not a memory: it may be the queue id of a fact still waiting for the model server.
+        const queued = await findPendingMemory(memory, scope, args.target).catch(() => null);
+        if (queued) {
+          const withdrawn = await forgetPendingMemory(memory, scope, queued.pendingId);
+          return bounded({ user: config.user, withdrawn });
+        }
+      }
       if (!result.deleted) {
         const message =
           result.candidates.length > 0
@@ -477,14 +497,21 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded('show_memory', async (args: z.infer<typeof MCP_INPUTS.show_memory>, runtime) => {
-      const memory = await runtime.memory({ allowWithoutEmbeddings: true });
+      const memory = await runtime.memory({ allowWithoutEmbeddings: true, queueWhenDown: true });
       const given = args.id.toLowerCase();
       const notFound = () =>
         new SqlrecallError('not_found', `No memory of user ${config.user} has the id ${given.slice(0, 64)}.`);
       // A prefix is resolved among this user's memories only (another user's id is "not found").
       const id = await resolveMemoryId(memory, scope, given).catch((error: unknown) => {
-        throw error instanceof SqlrecallError && error.code === 'not_found' ? notFound() : error;
+        if (error instanceof SqlrecallError && error.code === 'not_found') return null;
+        throw error;
       });
+      if (id === null) {
+        // Not a memory of this user: the queue id of one of their facts still waiting, else unknown.
+        const queued = await findPendingMemory(memory, scope, given);
+        if (!queued) throw notFound();
+        return bounded({ user: config.user, pending: queued });
+      }
       const provenance = await showMemory(memory, scope, id, userTimeZone());
       if (!provenance) throw notFound();
       return bounded({ user: config.user, ...provenance });

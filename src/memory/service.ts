@@ -36,10 +36,12 @@ import {
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
+import { checkMemoryText } from './limits.js';
 import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
 import { embedQuery, type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
 import { checkFragment } from './sql-fragment.js';
+import { PendingWithdrawnError } from './store/pending.js';
 import type { SqlMemoryStore } from './store/types.js';
 import { clip } from './text.js';
 import { DEFAULT_THRESHOLDS, type SimilarityThresholds } from './thresholds.js';
@@ -148,6 +150,11 @@ export interface TeachOptions {
    * (`pending` in the result) instead of failing. Default true; false when applying the queue.
    */
   queueWhenDown?: boolean;
+  /**
+   * The queued teaching this call applies: taken out of the queue in the same transaction as the
+   * memory's write, and when it was withdrawn meanwhile nothing is written (see `applyPendingTeach`).
+   */
+  pendingId?: string;
 }
 
 /** What {@link MemoryService.teach} did. */
@@ -166,6 +173,8 @@ export interface TeachResult extends LearnResult {
    * write (`id`) and is taught when the server answers; `changes` is then empty.
    */
   pending?: { id: string };
+  /** Set when the queued teaching being applied had been withdrawn: nothing was written. */
+  withdrawn?: true;
 }
 
 /** The error of a teaching refused because its text holds a credential (nothing was stored). */
@@ -394,6 +403,8 @@ export class MemoryService {
       origin?: MemoryOrigin;
       /** Pin each stored fact in the same write (see {@link TeachOptions.pinned}). */
       pinned?: boolean;
+      /** The queued write the first fact's write consumes (see {@link TeachOptions.pendingId}). */
+      pendingId?: string;
     },
   ): Promise<LearnResult> {
     const changes: MemoryChange[] = [];
@@ -431,7 +442,10 @@ export class MemoryService {
         else if (decision.op.op === 'noop' && decision.target)
           ops.push({ op: 'pin', id: decision.target.id, pinned: true, reason: 'pinned on add' });
       }
-      const results = await this.store.write(scope, ops);
+      const results =
+        index === 0 && options.pendingId !== undefined
+          ? await this.store.write(scope, ops, { pendingId: options.pendingId })
+          : await this.store.write(scope, ops);
       const [written] = results;
       const change = written
         ? changeOf(written, fact.text, fact.kind, decision.reason)
@@ -525,7 +539,7 @@ export class MemoryService {
       for (const pending of batch) {
         seen.add(pending.id);
         const outcome = await this.applyOne(scope, pending, options.schema);
-        total[outcome] += 1;
+        if (outcome !== 'withdrawn') total[outcome] += 1;
       }
     }
   }
@@ -535,7 +549,7 @@ export class MemoryService {
     scope: MemoryScope,
     pending: { id: string; payload: unknown },
     schema: Schema | undefined,
-  ): Promise<'applied' | 'failed'> {
+  ): Promise<'applied' | 'failed' | 'withdrawn'> {
     const compile = pendingCompileSchema.safeParse(pending.payload);
     const teach = compile.success ? undefined : pendingTeachSchema.safeParse(pending.payload);
     const learn =
@@ -546,8 +560,10 @@ export class MemoryService {
     }
     try {
       if (compile.success) await this.applyPendingCompile(pending.id, scope, compile.data, { schema });
-      else if (teach?.success) await this.applyPendingTeach(pending.id, scope, teach.data, { schema });
-      else if (learn?.success) await this.applyPending(pending.id, scope, learn.data, { schema });
+      else if (teach?.success) {
+        const taught = await this.applyPendingTeach(pending.id, scope, teach.data, { schema });
+        if (taught.withdrawn) return 'withdrawn';
+      } else if (learn?.success) await this.applyPending(pending.id, scope, learn.data, { schema });
       return 'applied';
     } catch (error) {
       const what = compile.success ? 'compile' : teach?.success ? 'teaching' : 'write';
@@ -599,10 +615,12 @@ export class MemoryService {
    *    queued (applied by {@link recoverPending}), so nothing is lost;
    * 4. reconciliation and write as {@link add}.
    * @throws SqlrecallError `invalid_memory_sql` (the given SQL names an unknown table or column, or is
-   *   not one read-only condition; `details.candidates` holds the closest real names)
+   *   not one read-only condition; `details.candidates` holds the closest real names), `usage` (the
+   *   text is over `MAX_MEMORY_TEXT_CHARS`: nothing stored or queued)
    */
   async teach(scope: MemoryScope, fact: TeachFact, options: TeachOptions = {}): Promise<TeachResult> {
     const kind = fact.kind ?? 'preference';
+    checkMemoryText(fact.text);
     const text = fact.text.trim();
     const given = fact.sql?.trim() || null;
     const findings = findCredentials(given ? `${text}\n${given}` : text);
@@ -664,6 +682,7 @@ export class MemoryService {
           expiresOn: options.expiresOn ?? null,
           sourceMessageId: options.sourceMessageId ?? undefined,
           pinned: options.pinned === true,
+          ...(options.pendingId !== undefined ? { pendingId: options.pendingId } : {}),
         });
       });
     } catch (error) {
@@ -809,11 +828,16 @@ export class MemoryService {
           pinned: payload.pinned,
           signal: options.signal,
           queueWhenDown: false,
+          pendingId: id,
         },
       );
+      // Usually gone already (consumed with the write); a teaching refused before any write is not.
       await this.store.completePending(scope, id);
       return result;
     } catch (error) {
+      // Withdrawn by its owner while it was being applied: nothing was written, nothing to retry.
+      if (error instanceof PendingWithdrawnError)
+        return { changes: [], problems: [error.message], refused: [], sqlSource: 'none', withdrawn: true };
       const retry = isSqlrecallError(error) && error.code.startsWith('model_');
       await this.store
         .failPending(scope, id, (error as Error).message ?? String(error), { retry })
@@ -835,6 +859,11 @@ export class MemoryService {
     schema?: Schema,
     options: { expiresAt?: string | null; expiresOn?: string | null; origin?: MemoryOrigin } = {},
   ): Promise<LearnResult> {
+    try {
+      checkMemoryText(fact.text);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.serialized(scope, async () => {
       const checked = await checkFact(fact, schema);
       return this.storeFacts(scope, [checked], {
@@ -864,6 +893,11 @@ export class MemoryService {
     },
     schema?: Schema,
   ): Promise<{ memory: Memory; problems: string[] }> {
+    try {
+      if (change.text !== undefined) checkMemoryText(change.text);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const found = findCredentials(`${change.text ?? ''}\n${change.sql ?? ''}`);
     if (found.length > 0)
       return Promise.reject(

@@ -85,6 +85,12 @@ export function memoryClient(config: Config): SqlClient {
 /** The live memory objects. */
 export interface MemoryRuntime {
   store: SqlMemoryStore;
+  /**
+   * The embedder of memory and of the question pipeline (few-shot examples, dense schema
+   * linking): the configured model while embedding works; while it is off because the model could
+   * not be probed, each call first re-probes (see {@link recoverEmbedding}) and fails fast in
+   * between, so every user of it recovers together once the model server is back.
+   */
   embedder: EmbeddingModel;
   service: MemoryService;
   /** The embedding model and dimension the store was opened with (or recovered to: see `canEmbed`). */
@@ -95,6 +101,11 @@ export interface MemoryRuntime {
    * back ({@link recoverEmbedding}).
    */
   readonly canEmbed: boolean;
+  /**
+   * Whether embedding may come back by itself: on now, or off only because the model could not be
+   * probed (false for a store recorded with another model, which needs `memory reembed`).
+   */
+  readonly embeddingRecoverable: boolean;
   /**
    * When embedding is off because the model could not be probed: probes it again, at most once
    * per back-off ({@link DEFAULT_REPROBE_AFTER_MS}; calls in between answer false at once).
@@ -214,13 +225,16 @@ export async function openMemory(config: Config, options: OpenMemoryOptions = {}
     });
     return {
       store,
-      embedder,
+      embedder: recovery.embedder,
       service,
       get embedding() {
         return recovery.state.embedding;
       },
       get canEmbed() {
         return recovery.state.canEmbed;
+      },
+      get embeddingRecoverable() {
+        return recovery.state.canEmbed || recovery.state.recoverable;
       },
       recoverEmbedding: recovery.recover,
       queueApplied: recovery.queueApplied,

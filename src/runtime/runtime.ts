@@ -8,7 +8,7 @@ import { type AuditContext, AuditLog } from '../audit/log.js';
 import type { Config } from '../config/config.js';
 import type { StatementListener } from '../core/audit.js';
 import { isSqlrecallError, SqlrecallError } from '../core/errors.js';
-import type { ChatModel, DatabaseConnector } from '../core/ports.js';
+import type { ChatModel, DatabaseConnector, EmbeddingModel } from '../core/ports.js';
 import type { Schema } from '../core/schema.js';
 import { openDatabase } from '../databases/open.js';
 import type { SqlClient } from '../memory/store/index.js';
@@ -286,7 +286,7 @@ export class Runtime {
       db,
       admin,
       sql: memory ? await memory.store.sql() : undefined,
-      embedding: memory?.canEmbed ? memory.embedder : null,
+      embedding: pipelineEmbedder(memory),
       ...hooks,
     });
   }
@@ -350,7 +350,7 @@ export class Runtime {
       // Answers without the model never skip a standing preference.
       ...(memory ? { preferences: memory.store } : {}),
       // Few-shot: the user's similar examples go into the SQL prompt.
-      ...(memory?.canEmbed ? { exampleEmbedder: memory.embedder } : {}),
+      ...(memory?.embeddingRecoverable ? { exampleEmbedder: memory.embedder } : {}),
       exampleMatch: {
         minEmbeddingSimilarity: this.config.exampleMinSimilarity,
         minWordSimilarity: this.config.exampleMinWordSimilarity,
@@ -455,6 +455,16 @@ export class Runtime {
     this.policies = undefined;
     if (policies) await policies.then((p) => p.close()).catch(() => {});
   }
+}
+
+/**
+ * The embedder the question pipeline passes to few-shot examples and dense schema linking: the
+ * memory runtime's own, which re-probes a model server that was down, so both recover with memory
+ * instead of staying without embeddings until a restart; none when memory is off or its store is
+ * recorded with another model (embedding cannot come back without `memory reembed`).
+ */
+export function pipelineEmbedder(memory: MemoryRuntime | undefined): EmbeddingModel | null {
+  return memory?.embeddingRecoverable ? memory.embedder : null;
 }
 
 /** `chat` whose streamed reasoning also goes to `onThinking` (when given). */

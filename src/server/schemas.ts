@@ -5,6 +5,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_QUESTION_CHARS } from '../core/limits.js';
 import { MEMORY_KINDS } from '../core/memory.js';
+import { MEMORY_TEXT_INPUT_BOUND } from '../memory/limits.js';
 
 /** `{error: {code, message}}`: the one error shape, with the status from `ERROR_TABLE`. */
 export const ErrorSchema = z
@@ -220,7 +221,7 @@ export const AskResponseSchema = z
 export const AddMemorySchema = z
   .object({
     kind: KindSchema.default('preference'),
-    text: text(2000),
+    text: text(MEMORY_TEXT_INPUT_BOUND),
     sql: z.string().max(4000).nullable().optional(),
     /** Store it pinned (always recalled); default false. */
     pinned: z.boolean().optional(),
@@ -239,7 +240,7 @@ export const AddMemorySchema = z
 export const EditMemorySchema = z
   .object({
     kind: KindSchema.optional(),
-    text: text(2000).optional(),
+    text: text(MEMORY_TEXT_INPUT_BOUND).optional(),
     sql: z.string().max(4000).nullable().optional(),
     /** Pin (true) or unpin (false); alone, it changes nothing else (no re-embedding). */
     pinned: z.boolean().optional(),

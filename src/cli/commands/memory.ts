@@ -1,5 +1,5 @@
 /**
- * `sqlrecall memory list|add|search|edit|delete|restore|history|show|export|import|off|on|reembed|pin|unpin|audit`:
+ * `sqlrecall memory list|add|search|edit|delete|restore|history|show|export|import|off|on|reembed|pin|unpin|audit|forget`:
  * inspect and manage one user's (or, with `--team T`, one team's) memories. Every subcommand
  * works on exactly one scope; ids may be given in full or as a unique prefix (≥ 4 characters, as
  * printed). Commands that only read or change statuses work without the embedding model.
@@ -13,11 +13,14 @@ import {
   deleteMemory,
   editMemory,
   exportMemories,
+  findPendingMemory,
+  forgetPendingMemory,
   getMemory,
   memoryHistory as historyOf,
   importMemories,
   listMemories,
   type PendingMemoryView,
+  pendingNotFound,
   pinMemory,
   reembedMemories,
   resolveMemoryId,
@@ -100,7 +103,8 @@ export function memoryLine(memory: Memory, similarity?: number, zone?: string): 
 
 /**
  * One line for a fact waiting in the queue: the `pending` marker where a memory shows its id (it
- * has none yet), then kind and text, and when it will be applied.
+ * has none yet), then kind and text, when it will be applied, and its queue id (for `memory show`
+ * and `memory forget`).
  */
 export function pendingLine(p: PendingMemoryView): string {
   const until = p.expiresOn ? pc.yellow(` (until ${p.expiresOn})`) : '';
@@ -109,7 +113,35 @@ export function pendingLine(p: PendingMemoryView): string {
     p.status === 'failed'
       ? pc.red(` (not applied: ${p.error ?? 'failed'})`)
       : pc.dim(' (saved; applied when the model server is reachable)');
-  return `${pc.yellow('pending ')}  ${p.kind.padEnd(10)} ${p.text}${pinned}${until}${when}`;
+  const queued = pc.dim(` [queue id ${pc.cyan(p.pendingId.slice(0, 8))}]`);
+  return `${pc.yellow('pending ')}  ${p.kind.padEnd(10)} ${p.text}${pinned}${until}${when}${queued}`;
+}
+
+/** The lines of `memory show` for a fact waiting in the queue. */
+export function pendingShowLines(p: PendingMemoryView): string[] {
+  return [
+    `Queued ${p.pendingId}: ${p.text}`,
+    `Kind: ${p.kind}${p.pinned ? ' (pinned)' : ''}${p.expiresOn ? `, until ${p.expiresOn}` : ''}`,
+    ...(p.sql ? [`SQL: ${p.sql}`] : []),
+    `Queued at: ${shortTime(p.createdAt)}`,
+    p.status === 'failed'
+      ? `Status: not applied (${p.error ?? 'failed'}); it will not be retried`
+      : 'Status: saved, not yet a memory (not recalled); applied when the model server is reachable',
+    `Withdraw it: sqlrecall memory forget ${p.pendingId.slice(0, 8)}`,
+  ];
+}
+
+/**
+ * Runs `lookup` (a memory id's resolution); when it finds no memory, runs `queued` instead (the
+ * id may be a queue id). Other errors pass through.
+ */
+async function memoryOrQueued<T>(lookup: () => Promise<T>, queued: () => Promise<T>): Promise<T> {
+  try {
+    return await lookup();
+  } catch (error) {
+    if (!(error instanceof SqlrecallError && error.code === 'not_found')) throw error;
+    return queued();
+  }
 }
 
 /** Resolves a full id or a unique prefix within the scope. @throws SqlrecallError `not_found`, `usage` */
@@ -176,7 +208,18 @@ async function memoryList({ io, opts, memory, scope, who, zone, out }: MemoryCon
  * its history and when it was last applied.
  */
 async function memoryShow({ io, args, memory, scope, zone, out }: MemoryContext): Promise<number> {
-  const id = await resolveId(memory, scope, args[0]);
+  const id = await memoryOrQueued(
+    () => resolveId(memory, scope, args[0]),
+    async () => {
+      const queued = await findPendingMemory(memory, scope, args[0]);
+      if (!queued) throw pendingNotFound(args[0] ?? '');
+      out({ scope, pending: queued }, () => {
+        for (const line of pendingShowLines(queued)) io.stdout.write(`${line}\n`);
+      });
+      return null;
+    },
+  );
+  if (id === null) return 0;
   const provenance = await showMemory(memory, scope, id, zone);
   if (!provenance)
     throw new SqlrecallError('not_found', `No memory with id ${id.slice(0, 80)} in this scope.`);
@@ -299,7 +342,10 @@ async function memoryEdit({
   return 0;
 }
 
-/** `memory delete ID` or `memory delete --all [--purge]`: deletes (restorable) or purges. */
+/**
+ * `memory delete ID` (or `memory forget ID`) or `memory delete --all [--purge]`: deletes a memory
+ * (restorable) or purges; an id of a fact still waiting in the queue withdraws it (never applied).
+ */
 async function memoryDelete({
   io,
   opts,
@@ -317,7 +363,19 @@ async function memoryDelete({
     );
     return 0;
   }
-  const id = await resolveId(memory, scope, args[0]);
+  const id = await memoryOrQueued(
+    () => resolveId(memory, scope, args[0]),
+    async () => {
+      const withdrawn = await forgetPendingMemory(memory, scope, args[0]);
+      out({ scope, withdrawn }, () =>
+        io.stdout.write(
+          `Withdrawn queued memory [${withdrawn.pendingId.slice(0, 8)}]: ${withdrawn.text} (it will not be applied)\n`,
+        ),
+      );
+      return null;
+    },
+  );
+  if (id === null) return 0;
   const deleted = await deleteMemory(memory, scope, id, zone);
   out({ scope, memory: deleted }, () =>
     io.stdout.write(
@@ -534,6 +592,7 @@ const HANDLERS: Record<Exclude<MemorySubcommand, 'reembed'>, (context: MemoryCon
   search: memorySearch,
   edit: memoryEdit,
   delete: memoryDelete,
+  forget: memoryDelete,
   pin: memoryPinUnpin,
   unpin: memoryPinUnpin,
   restore: memoryRestore,

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { SqlrecallError } from '../../core/errors.js';
 import type { MemoryScope } from '../../core/memory.js';
 import { isoTime, isUuid } from './rows.js';
-import { scopeColumns, scopeCondition, scopeOfRow, scopeRef } from './scope.js';
-import type { Row, SqlClient } from './sql-client.js';
+import { type ScopeRef, scopeColumns, scopeCondition, scopeOfRow, scopeRef } from './scope.js';
+import type { Row, SqlClient, SqlSession } from './sql-client.js';
 import type { PendingStatus, PendingWrite, TakePendingOptions } from './types.js';
+import { lockScope } from './write.js';
 
 const PENDING_COLUMNS =
   'id, scope_user, scope_team, payload, status, attempts, error, created_at, updated_at';
@@ -119,6 +120,23 @@ export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
       return rows.length > 0;
     },
 
+    async withdrawPending(scope: MemoryScope, id: string): Promise<PendingWrite | null> {
+      const ref = scopeRef(scope);
+      if (!isUuid(id)) return null;
+      await ready();
+      // One transaction under the scope's write lock: a flush applying this row either committed
+      // first (the row is gone, null here) or finds it gone and writes nothing.
+      return client.transaction(async (tx) => {
+        await lockScope(tx, ref);
+        const rows = await tx.query(
+          `DELETE FROM sqlrecall_pending_writes WHERE id = $1 AND ${scopeCondition(ref, 2, 3)}
+           RETURNING ${PENDING_COLUMNS}`,
+          [id.toLowerCase(), ref.key, ref.id],
+        );
+        return rows[0] ? pendingFromRow(rows[0]) : null;
+      });
+    },
+
     async listPending(scope: MemoryScope): Promise<PendingWrite[]> {
       const ref = scopeRef(scope);
       await ready();
@@ -129,6 +147,36 @@ export function pendingMethods(client: SqlClient, ready: () => Promise<void>) {
       return rows.map(pendingFromRow);
     },
   };
+}
+
+/**
+ * Removes queued write `id` of the scope inside the caller's write transaction (which holds the
+ * scope lock): the memory it stands for is written in that same transaction, or not at all.
+ * @throws PendingWithdrawnError (`not_found`) when the row is gone: it was withdrawn
+ *   (or already applied) meanwhile, so the transaction must roll back and write nothing
+ */
+export async function consumePending(tx: SqlSession, ref: ScopeRef, id: string): Promise<void> {
+  const rows = isUuid(id)
+    ? await tx.query(
+        `DELETE FROM sqlrecall_pending_writes WHERE id = $1 AND ${scopeCondition(ref, 2, 3)} RETURNING id`,
+        [id.toLowerCase(), ref.key, ref.id],
+      )
+    : [];
+  if (rows.length === 0) throw pendingWithdrawn();
+}
+
+/**
+ * The error of a queued write that was withdrawn (or applied by another worker) before this one
+ * could apply it: `not_found`, nothing was written.
+ */
+export class PendingWithdrawnError extends SqlrecallError {
+  constructor() {
+    super('not_found', 'The queued memory was withdrawn before it was applied; nothing was written.');
+  }
+}
+
+function pendingWithdrawn(): PendingWithdrawnError {
+  return new PendingWithdrawnError();
 }
 
 /** Embedded store start-up: a `running` row belongs to a dead process (one process per data dir). */

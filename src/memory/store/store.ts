@@ -27,7 +27,7 @@ import { sameModelName } from '../../core/model-names.js';
 import { toVectorSql } from '../../core/vector.js';
 import { conversationMethods } from './conversations.js';
 import { lockSchema, migrate, readEmbeddingMeta, setupEmbedding, writeEmbeddingMeta } from './migrations.js';
-import { pendingMethods, releaseRunningPending } from './pending.js';
+import { consumePending, pendingMethods, releaseRunningPending } from './pending.js';
 import { readRecall } from './recall-reads.js';
 import { reembedAll } from './reembed.js';
 import { HISTORY_COLUMNS, historyFromRow, isUuid, MEMORY_COLUMNS, memoryFromRow } from './rows.js';
@@ -45,7 +45,7 @@ import { createPostgresClient, type SqlClient, storeError } from './sql-client.j
 import { analyzeIfStale } from './statistics.js';
 import { fillTermWords } from './term-words.js';
 import { deleteScope, exportScope, importScope, purgeEntries } from './transfer.js';
-import type { EmbeddingInfo, SqlMemoryStore } from './types.js';
+import type { EmbeddingInfo, SqlMemoryStore, WriteOptions } from './types.js';
 import { applyOps, lockScope } from './write.js';
 
 /** Options of {@link createMemoryStore}. */
@@ -191,17 +191,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
       );
     }),
 
-    write: guarded(async (scope: MemoryScope, ops: MemoryOp[]): Promise<MemoryWriteResult[]> => {
-      const ref = scopeRef(scope);
-      const info = await currentEmbedding();
-      if (ops.length === 0) return [];
-      const results = await client.transaction(async (tx) => {
-        await lockScope(tx, ref);
-        return applyOps({ tx, ref, model: info.model, dimensions: info.dimensions }, ops);
-      });
-      if (client.engine === 'pglite') await analyzeIfStale(client);
-      return results;
-    }),
+    write: guarded(
+      async (scope: MemoryScope, ops: MemoryOp[], write: WriteOptions = {}): Promise<MemoryWriteResult[]> => {
+        const ref = scopeRef(scope);
+        const info = await currentEmbedding();
+        if (ops.length === 0 && write.pendingId === undefined) return [];
+        const results = await client.transaction(async (tx) => {
+          await lockScope(tx, ref);
+          if (write.pendingId !== undefined) await consumePending(tx, ref, write.pendingId);
+          return applyOps({ tx, ref, model: info.model, dimensions: info.dimensions }, ops);
+        });
+        if (client.engine === 'pglite') await analyzeIfStale(client);
+        return results;
+      },
+    ),
 
     search: guarded(async (scope: MemoryScope, search: MemorySearchOptions): Promise<ScoredMemory[]> => {
       const ref = scopeRef(scope);
@@ -350,6 +353,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SqlMemorySt
     completePending: guarded(pending.completePending),
     failPending: guarded(pending.failPending),
     listPending: guarded(pending.listPending),
+    withdrawPending: guarded(pending.withdrawPending),
 
     setEnabled: guarded(async (scope: MemoryScope, enabled: boolean): Promise<void> => {
       const ref = scopeRef(scope);

@@ -10,8 +10,10 @@ import type {
   Memory,
   MemoryHistoryEntry,
   MemoryKind,
+  MemoryOp,
   MemoryScope,
   MemoryStore,
+  MemoryWriteResult,
   RecallReads,
   RecallReadsQuery,
 } from '../../core/memory.js';
@@ -160,12 +162,23 @@ export interface ReembedProgress {
   total: number;
 }
 
+/** Options of {@link SqlMemoryStore.write}. */
+export interface WriteOptions {
+  /**
+   * The queued write these ops apply: removed from the queue in the same transaction as the ops.
+   * When it is gone (withdrawn meanwhile) nothing is written (`PendingWithdrawnError`, code `not_found`).
+   */
+  pendingId?: string;
+}
+
 /**
  * The full store implemented in `src/memory/store/` (embedded PGlite or server PostgreSQL, same SQL).
  * Errors: `memory_store` for storage failures, `memory_embedding_mismatch` for a model/dimension
  * mismatch, `not_found` for an id not in the caller's scope, `usage` for an invalid scope or id.
  */
 export interface SqlMemoryStore extends MemoryStore {
+  /** {@link MemoryStore.write}, optionally consuming a queued write in the same transaction. */
+  write(scope: MemoryScope, ops: MemoryOp[], options?: WriteOptions): Promise<MemoryWriteResult[]>;
   /** `'pglite'` (embedded) or `'postgres'` (server URL). */
   readonly engine: 'pglite' | 'postgres';
   /**
@@ -241,6 +254,12 @@ export interface SqlMemoryStore extends MemoryStore {
   failPending(scope: MemoryScope, id: string, error: string, options?: { retry?: boolean }): Promise<boolean>;
   /** The scope's queued writes (any status), oldest first. */
   listPending(scope: MemoryScope): Promise<PendingWrite[]>;
+  /**
+   * Takes queued write `id` of `scope` out of the queue for good (one transaction under the
+   * scope's write lock, so a flush applying it at the same moment either wrote it first or
+   * writes nothing). Returns the row removed, or null (unknown, another scope's, already applied).
+   */
+  withdrawPending(scope: MemoryScope, id: string): Promise<PendingWrite | null>;
 
   /** Turns memory on or off for a scope (default: on). */
   setEnabled(scope: MemoryScope, enabled: boolean): Promise<void>;

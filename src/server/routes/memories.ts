@@ -1,5 +1,6 @@
 /**
- * Memory routes: list, search, add, edit, delete, restore, history, export, import and on/off.
+ * Memory routes: list, search, add, edit, delete, restore, history, export, import, on/off, and
+ * the queued facts (list, show, withdraw).
  * The scope always comes from the caller's token (`?scope=team` selects their team's memories:
  * readable by members, changeable by team admins); an id of another scope is "not found".
  */
@@ -10,11 +11,15 @@ import {
   deleteMemory,
   editMemory,
   exportMemories,
+  findPendingMemory,
+  forgetPendingMemory,
   getMemory,
   importMemories,
   listMemories,
   memoryEnabled,
   memoryHistory,
+  pendingMemories,
+  pendingNotFound,
   restoreMemory,
   searchMemories,
   setMemoryEnabled,
@@ -56,6 +61,29 @@ const AuditEntrySchema = z.object({
 const ScopeOut = z.object({ user: z.string().optional(), team: z.string().optional() });
 const MemoryOut = z.object({ scope: ScopeOut, memory: MemorySchema });
 const tags = ['memories'];
+/** A fact taught while the model server was down, waiting in the queue (not yet a memory). */
+const PendingMemorySchema = z
+  .object({
+    /** The queue entry's id (not a memory id): for show and withdraw. */
+    pendingId: z.string(),
+    kind: z.string(),
+    text: z.string(),
+    sql: z.string().nullable(),
+    expiresAt: z.string().nullable(),
+    expiresOn: z.string().nullable(),
+    pinned: z.boolean(),
+    /** `failed`: it will not be retried (`error` says why). */
+    status: z.enum(['pending', 'running', 'failed']),
+    attempts: z.number(),
+    error: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('PendingMemory');
+/** A queue id in full or its first characters (at least 4), as listed. */
+const PendingIdSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F-]{4,36}$/, { error: 'expected a queue id (a UUID) or its first 4 or more characters' })
+  .openapi({ param: { name: 'id', in: 'path' }, example: '3f2a9c1b' });
 const AddedOut = z.object({
   scope: ScopeOut,
   changes: z.array(ChangeSchema),
@@ -78,7 +106,39 @@ const routes = {
         status: z.enum(['active', 'all']).optional(),
       }),
     },
-    responses: json(z.object({ scope: ScopeOut, enabled: z.boolean(), memories: z.array(MemorySchema) })),
+    responses: json(
+      z.object({
+        scope: ScopeOut,
+        enabled: z.boolean(),
+        memories: z.array(MemorySchema),
+        /** Facts waiting in the queue for the model server (of `kind` when given). */
+        pending: z.array(PendingMemorySchema),
+      }),
+    ),
+  }),
+  listPending: createRoute({
+    method: 'get',
+    path: '/api/memories/pending',
+    tags,
+    summary: 'Facts taught while the model server was down, waiting in the queue (not yet recalled)',
+    request: { query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, pending: z.array(PendingMemorySchema) })),
+  }),
+  showPending: createRoute({
+    method: 'get',
+    path: '/api/memories/pending/{id}',
+    tags,
+    summary: "One queued fact by its queue id or a unique prefix (another scope's is not found)",
+    request: { params: z.object({ id: PendingIdSchema }), query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, pending: PendingMemorySchema })),
+  }),
+  withdrawPending: createRoute({
+    method: 'delete',
+    path: '/api/memories/pending/{id}',
+    tags,
+    summary: 'Withdraw a queued fact for good: it is never applied',
+    request: { params: z.object({ id: PendingIdSchema }), query: ScopeQuery },
+    responses: json(z.object({ scope: ScopeOut, withdrawn: PendingMemorySchema })),
   }),
   search: createRoute({
     method: 'get',
@@ -403,6 +463,26 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     );
   });
 
+  app.openapi(routes.listPending, async (c) => {
+    const s = scope(c, c.req.valid('query').scope, false);
+    return c.json({ scope: s, pending: await pendingMemories(await deps.memory(), s) } as Out, 200);
+  });
+
+  app.openapi(routes.showPending, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, false);
+    const pending = await findPendingMemory(await deps.memory(), s, id);
+    if (!pending) throw pendingNotFound(id);
+    return c.json({ scope: s, pending } as Out, 200);
+  });
+
+  app.openapi(routes.withdrawPending, async (c) => {
+    const { id } = c.req.valid('param');
+    const s = scope(c, c.req.valid('query').scope, true);
+    const withdrawn = await forgetPendingMemory(await deps.memory(), s, id);
+    return c.json({ scope: s, withdrawn } as Out, 200);
+  });
+
   // An admin tool: on a team scope it needs the team-admin role even to read (write = true).
   app.openapi(routes.audit, async (c) => {
     const s = scope(c, c.req.valid('query').scope, true);
@@ -428,7 +508,7 @@ export function registerMemories(app: OpenAPIHono<AppEnv>, deps: ServerDeps): vo
     return c.json({ scope: s, enabled } as Out, 200);
   });
 
-  // Registered last: `/api/memories/search`, `/export`, `/enabled` and `/history` match first.
+  // Registered last: `/api/memories/search`, `/export`, `/enabled`, `/history` and `/pending` match first.
   app.openapi(routes.show, async (c) => {
     const { id } = c.req.valid('param');
     const s = scope(c, c.req.valid('query').scope, false);
