@@ -143,7 +143,8 @@ const REGISTRY = [
   {
     name: 'guard-latency',
     restsOn: 'the real parser (libpg-query); no model, no database',
-    title: 'SQL guard latency: one statement parsed and checked, parser loaded (mean, p50, p95, p99; CPU time p50, p95)',
+    title:
+      'SQL guard latency: one statement parsed and checked, parser loaded (mean, p50, p95, p99; CPU time p50, p95)',
     script: 'bench/guard-latency.ts',
     quick: ['--quick'],
     full: [],

@@ -62,6 +62,10 @@ const REFUSED: string[] = [
   // A non-recursive CTE's body reads the table of its own name.
   'WITH secrets AS (SELECT * FROM secrets) SELECT * FROM secrets',
   'WITH c AS (SELECT 1) SELECT * FROM c, main.secrets',
+  // The anchor of a recursive CTE reads the table of the CTE's own name, in any position.
+  'WITH RECURSIVE secrets AS (SELECT * FROM secrets UNION ALL SELECT * FROM secrets WHERE false) SELECT * FROM secrets',
+  'SELECT * FROM customers WHERE EXISTS (WITH RECURSIVE secrets AS (SELECT * FROM secrets UNION SELECT * FROM secrets WHERE false) SELECT 1 FROM secrets)',
+  'SELECT (WITH RECURSIVE secrets AS (SELECT password FROM secrets UNION ALL SELECT password FROM secrets WHERE false) SELECT max(password) FROM secrets) AS p',
   // The engine's own catalog.
   'SELECT * FROM information_schema.tables',
   'SELECT * FROM information_schema.columns',

@@ -133,7 +133,7 @@ function checkSessionTexts(nodes: CheckedNodes, policy: EffectivePolicy): void {
         : key === 'FuncCall' && Array.isArray(node.funcname)
           ? (node.funcname.map(stringOf).pop() ?? '').toLowerCase()
           : undefined;
-    if (name === undefined) return;
+    if (name === undefined) continue;
     if (
       SESSION_TEXT_RELATIONS.includes(name) ||
       SESSION_TEXT_FUNCTIONS.includes(name) ||

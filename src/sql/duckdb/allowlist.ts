@@ -135,7 +135,9 @@ export function checkDuckdbAllowlist(
     }
     for (const [key, child] of Object.entries(value))
       if (key !== 'cte_map' && typeof child === 'object' && child !== null)
-        stack.push({ value: child, ctes: inner });
+        // The anchor (left side) of a recursive CTE resolves its own name to a real table, not to
+        // the CTE being defined: only the recursive side sees the CTE.
+        stack.push({ value: child, ctes: type === 'RECURSIVE_CTE_NODE' && key === 'left' ? ctes : inner });
   }
   return undefined;
 }
