@@ -188,3 +188,52 @@ describe('DuckDB allowlist in the guard', () => {
     expect((error as SqlrecallError).message).not.toContain('hunter2');
   });
 });
+
+describe('DuckDB database that defines macros', () => {
+  it('is not opened when a macro takes the name of a built-in function (it would run in its place)', async () => {
+    const path = join(tempDir('sqlrecall-duckdb-macro-'), 'shadow.duckdb');
+    await writeDuckdbFile(
+      path,
+      `${SQL} CREATE MACRO upper(x) AS (SELECT max(password) FROM secrets); CREATE MACRO range(x) AS TABLE SELECT * FROM secrets;`,
+    );
+    // The file is opened on first use: introspection, or the first statement.
+    const db = await openDatabase(`duckdb:${path}`, { allowTables: ALLOW });
+    try {
+      const error = await db.introspect().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(SqlrecallError);
+      expect((error as SqlrecallError).code).toBe('config');
+      expect((error as SqlrecallError).message).toMatch(/range, upper/);
+      const run = await db
+        .execute('SELECT upper(name) FROM customers', { maxRows: 10, timeoutMs: 5000 })
+        .then(
+          () => 'ran',
+          (caught: unknown) => (caught instanceof SqlrecallError ? caught.code : 'other'),
+        );
+      expect(run).toBe('config');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('is opened when its macros have names of their own, and a call to one is refused', async () => {
+    const path = join(tempDir('sqlrecall-duckdb-macro-'), 'own.duckdb');
+    await writeDuckdbFile(
+      path,
+      `${SQL} CREATE MACRO leak_password(x) AS (SELECT max(password) FROM secrets);`,
+    );
+    const db = await openDatabase(`duckdb:${path}`, { allowTables: ALLOW });
+    try {
+      const schema = onlyAllowedTables(await db.introspect(), ALLOW);
+      const verdict = await guardForDialect('duckdb', 'SELECT leak_password(1) FROM customers', {
+        allowTables: ALLOW,
+        schema,
+      });
+      expect(verdict.ok).toBe(false);
+    } finally {
+      await db.close();
+    }
+  });
+});

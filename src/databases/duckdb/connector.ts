@@ -270,6 +270,7 @@ async function openSource(duckdb: DuckdbModule, source: Source, displayName: str
     const setup = await instance.connect();
     try {
       for (const statement of lockdownStatements(allowed)) await setup.run(statement);
+      await refuseShadowingMacros(setup, displayName);
     } finally {
       setup.closeSync();
     }
@@ -279,6 +280,37 @@ async function openSource(duckdb: DuckdbModule, source: Source, displayName: str
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     throw duckdbOpenError(displayName, error);
   }
+}
+
+/**
+ * Refuses a database that defines a macro under the name of a built-in function. The guard accepts
+ * calls by the names of DuckDB's built-in functions, learnt from an engine that has no file; a
+ * stored macro of the same name would run in their place and could read any table (the allowlist
+ * and the data file's other tables included). Macros of new names need no check here: the guard
+ * refuses any function it does not know.
+ *
+ * @throws SqlrecallError `config` naming the macros.
+ */
+async function refuseShadowingMacros(connection: DuckDBConnection, displayName: string): Promise<void> {
+  const rows = (
+    await connection.runAndReadAll(
+      `SELECT DISTINCT function_name FROM duckdb_functions() AS stored
+        WHERE NOT internal
+          AND lower(function_name) IN (SELECT lower(function_name) FROM duckdb_functions() WHERE internal)
+        ORDER BY 1`,
+    )
+  ).getRowObjectsJson() as { function_name?: unknown }[];
+  const names = rows.map((row) => String(row.function_name));
+  if (names.length === 0) return;
+  throw new SqlrecallError(
+    'config',
+    `${displayName} defines ${names.length === 1 ? 'a macro' : 'macros'} under the name of DuckDB's built-in ${names.length === 1 ? 'function' : 'functions'} ${names.join(', ')}; sqlrecall cannot tell such a call from the built-in one, so it does not open this database.`,
+    {
+      details: {
+        hint: 'Rename or drop the macro in the database (DROP MACRO name), or give sqlrecall a copy without it.',
+      },
+    },
+  );
 }
 
 /**
