@@ -181,6 +181,7 @@ describe('every statement on user data names the caller’s scope', () => {
     await store.failPending(alice, pendingId, 'boom', { retry: true });
     await store.completePending(alice, pendingId);
     await store.listPending(alice);
+    await store.withdrawPending(alice, second);
     await store.completePending(alice, second);
     await store.setEnabled(alice, true);
     await store.isEnabled(alice);
