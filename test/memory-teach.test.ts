@@ -231,6 +231,29 @@ describe('MemoryService.teach', () => {
     );
   }, 120_000);
 
+  it('import leaves out a memory over the text limit, says so, and imports the rest', async () => {
+    const user = 'import-long';
+    const long = `Revenue means ${'net of refunds and taxes '.repeat(100)}`;
+    const result = await p.service.importDoc(
+      scope(user),
+      {
+        format: 'sqlrecall-memory',
+        version: 1,
+        memories: [
+          { id: 'a0000000-0000-4000-8000-000000000101', kind: 'context', text: long },
+          { id: 'a0000000-0000-4000-8000-000000000102', kind: 'context', text: 'Only orders from Peru' },
+        ],
+        history: [],
+      },
+      p.store,
+    );
+    expect(result.problems.join('\n')).toMatch(
+      /left out a memory of 2,513 characters \(the limit is 2,000\)/,
+    );
+    const stored = (await texts(user)).map((m) => m.text);
+    expect(stored).toEqual(['Only orders from Peru']);
+  });
+
   it('property: text without a credential is stored unchanged', async () => {
     let n = 0;
     await fc.assert(

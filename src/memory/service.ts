@@ -36,7 +36,7 @@ import {
 import { checkFact, DEFAULT_MAX_FACTS, type ExtractedFact, extractFacts } from './extract.js';
 import { type ForgetResult, findForgetTarget } from './forget.js';
 import { callJson } from './json-call.js';
-import { checkMemoryText } from './limits.js';
+import { checkMemoryText, MAX_MEMORY_TEXT_CHARS, memoryTextLength, memoryTextPreview } from './limits.js';
 import { buildCompileMessages, MEMORY_PURPOSES } from './prompts.js';
 import { embedQuery, type RecalledMemory, recallMemories } from './recall.js';
 import { reconcileFact } from './reconcile.js';
@@ -715,7 +715,8 @@ export class MemoryService {
    * Imports an export document (`memory import`, `POST /api/memories/import`) after the same
    * credential screen as {@link teach}: memories whose text or SQL holds a credential are left out
    * (with their history), other history lines holding one are dropped, and `problems` says what
-   * was left out (masked). The rest goes to the store's import unchanged.
+   * was left out (masked); so are memories whose text is over `MAX_MEMORY_TEXT_CHARS`, as every
+   * teaching path refuses them. The rest goes to the store's import unchanged.
    * @throws SqlrecallError `usage` when the document is not a valid export (from the store)
    */
   async importDoc(
@@ -731,9 +732,14 @@ export class MemoryService {
       const memories = source.memories.filter((m) => {
         const item = (m ?? {}) as { id?: unknown; text?: unknown; sql?: unknown };
         const found = findCredentials(`${String(item.text ?? '')}\n${String(item.sql ?? '')}`);
-        if (found.length === 0) return true;
+        const length = memoryTextLength(String(item.text ?? '').trim());
+        if (found.length === 0 && length <= MAX_MEMORY_TEXT_CHARS) return true;
         if (typeof item.id === 'string') left.add(item.id);
-        problems.push(credentialProblem(found));
+        problems.push(
+          found.length > 0
+            ? credentialProblem(found)
+            : `left out a memory of ${length.toLocaleString('en')} characters (the limit is ${MAX_MEMORY_TEXT_CHARS.toLocaleString('en')}): "${memoryTextPreview(String(item.text))}"`,
+        );
         return false;
       });
       const history = Array.isArray(source.history)
