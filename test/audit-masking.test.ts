@@ -57,6 +57,11 @@ const HOSTILE: [string, string][] = [
   ['comment', 'SELECT 1 /* password=S3cr3t-pw! */'],
   ['line comment', 'SELECT 1 -- postgres://bob:S3cr3t-pw!@h/db\n'],
   ['unicode around it', "SELECT 'é' AS name FROM users WHERE password = 'S3cr3t-pw!' AND city = 'Zürich'"],
+  ['a sub-select of it', "SELECT id FROM users WHERE password IN (SELECT 'S3cr3t-pw!')"],
+  ['a value list', "SELECT id FROM users WHERE password = any(values ('S3cr3t-pw!'))"],
+  ['a Unicode-escape string', "SELECT id FROM users WHERE password = U&'S3cr3t-pw!'"],
+  ['a JSON path', "SELECT id FROM users WHERE data #>> '{auth,password}' = 'S3cr3t-pw!'"],
+  ['an ODBC connection string', "SELECT 'Server=db;Uid=bob;Pwd=S3cr3t-pw!;' AS c"],
 ];
 
 describe('maskSqlSecrets on the parse tree', () => {
@@ -97,6 +102,9 @@ describe('maskSqlSecrets on text the parser does not take', () => {
     ],
     ['an unterminated literal', "SELECT id FROM users WHERE token = 'S3cr3t-pw!"],
     ['a URL', "SELECT * FROM t WHERE u = 'mysql://root:S3cr3t-pw!@h/db' GROUP"],
+    ['SQLite GLOB', "SELECT id FROM users WHERE password GLOB 'S3cr3t-pw!'"],
+    ['MySQL REGEXP', "SELECT id FROM users WHERE password REGEXP 'S3cr3t-pw!'"],
+    ['MySQL sub-select', "SELECT id FROM `users` WHERE `password` IN (SELECT 'S3cr3t-pw!' FROM DUAL) LIMIT"],
   ])('%s: the secret is gone', (_name, sql) => {
     const masked = maskSqlSecrets(sql);
     expect(masked.sql).not.toMatch(/S3cr|3t-pw/);

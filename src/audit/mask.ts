@@ -7,14 +7,15 @@
  * - a string constant compared to, or assigned to, a column whose name looks secret (`password`,
  *   `passwd`, `secret`, `token`, `api_key`, …): `WHERE password = 'x'`, `password IN ('a', 'b')`,
  *   `UPDATE … SET token = 'x'`, `INSERT INTO u (api_key) VALUES ('x')`, `SELECT 'x' AS secret`,
- *   `crypt(password => 'x')`, `strpos(password, 'x')`, `CASE password WHEN 'x'`, a JSON key of
- *   that kind (`data->>'password' = 'x'`);
+ *   `crypt(password => 'x')`, `strpos(password, 'x')`, `CASE password WHEN 'x'`, a JSON key or
+ *   path of that kind (`data->>'password' = 'x'`, `data #>> '{auth,password}' = 'x'`), the values
+ *   of a sub-select or value list compared to one (`password IN (SELECT 'x')`);
  * - the option of a role or server that holds a password (`ALTER ROLE r PASSWORD 'x'`,
  *   `OPTIONS (password 'x')`);
  * - inside any string constant or comment: a password in a URL (`scheme://user:pass@host`) and
  *   `password=…` pairs, as `core/redact.ts` masks free text.
  * A statement the parser does not take (another engine's dialect, a syntax error) is masked by the
- * same rules on its tokens: a string constant next to a secret-looking name, an operator between.
+ * on its tokens: when a secret-looking name appears anywhere, every string constant is masked.
  * The values masked in the statement are masked in the record's question and reason too.
  */
 import type { AuditRecord } from '../core/audit.js';
@@ -62,15 +63,17 @@ export function maskSqlSecrets(sql: string): MaskedSql {
   if (typeof sql !== 'string' || !/['"$#]|--|\/\*|:\/\//.test(sql) || !mayHoldSecret(sql))
     return { sql, secrets: [] };
   let tree: MaskedSql = { sql, secrets: [] };
+  let parsed = false;
   try {
     tree = maskWithTree(sql);
+    parsed = true;
   } catch {
     // Not PostgreSQL (or the parser is not loaded): the tokens alone decide.
   }
   // The tokens' rules run after the tree's too: a text PostgreSQL parses may be another dialect's
   // (MySQL's `password = "x"` is a string there, a column name here), and masking more is safe.
   try {
-    const tokens = maskWithTokens(tree.sql);
+    const tokens = maskWithTokens(tree.sql, !parsed);
     return { sql: tokens.sql, secrets: [...tree.secrets, ...tokens.secrets] };
   } catch {
     // Never leak on an error: mask what free text would.
@@ -126,7 +129,10 @@ function maskWithTree(sql: string): MaskedSql {
     });
   };
   visit(tree, (key, node) => {
-    if (key === 'A_Expr') {
+    if (key === 'SubLink' && readsSecret(node.testexpr)) {
+      // `password IN (SELECT 'x')`, `password = ANY (VALUES ('x'))`: the values the sub-select gives.
+      markConstants(node.subselect);
+    } else if (key === 'A_Expr') {
       if (readsSecret(node.lexpr)) markConstants(node.rexpr);
       if (readsSecret(node.rexpr)) markConstants(node.lexpr);
     } else if (key === 'ResTarget' || key === 'NamedArgExpr') {
@@ -157,8 +163,14 @@ function maskWithTree(sql: string): MaskedSql {
     }
   });
   return rebuild(sql, tokens, (token) => {
-    if (STRING_TOKENS.has(token.tokenName) && secretStarts.has(token.start)) return 'secret';
-    return STRING_TOKENS.has(token.tokenName) || COMMENT_TOKENS.has(token.tokenName) ? 'text' : 'keep';
+    // A string constant's place, from the tree: whatever the scanner calls the token (it names a
+    // Unicode-escape string `U&'…'` UNKNOWN).
+    if (secretStarts.has(token.start)) return 'secret';
+    return STRING_TOKENS.has(token.tokenName) ||
+      COMMENT_TOKENS.has(token.tokenName) ||
+      /^u&'/i.test(token.text ?? '')
+      ? 'text'
+      : 'keep';
   });
 }
 
@@ -206,9 +218,10 @@ function readsSecret(node: Json | undefined): boolean {
 function isJsonArrowKey(expr: JsonObject): boolean {
   const name = Array.isArray(expr.name) ? expr.name[0] : undefined;
   const op = isJsonObject(name) && isJsonObject(name.String) ? name.String.sval : undefined;
-  if (op !== '->' && op !== '->>') return false;
+  if (op !== '->' && op !== '->>' && op !== '#>' && op !== '#>>') return false;
   const key =
     isJsonObject(expr.rexpr) && isJsonObject(expr.rexpr.A_Const) ? expr.rexpr.A_Const.sval : undefined;
+  // A path (`#>> '{auth,password}'`) is secret when any of its keys is.
   return isJsonObject(key) && typeof key.sval === 'string' && isSecretName(key.sval);
 }
 
@@ -361,10 +374,23 @@ const BETWEEN = new Set([
   'with',
 ]);
 
-function maskWithTokens(sql: string): MaskedSql {
+/** `everyString`: the text did not parse, so every string literal is masked when a secret is named. */
+function maskWithTokens(sql: string, everyString: boolean): MaskedSql {
   const tokens = lexLoosely(sql);
   const significant = tokens.filter((t) => t.type !== 'comment');
   const secret = new Set<LooseToken>();
+  // Text PostgreSQL does not parse is read without its structure: a statement that names a secret
+  // anywhere has every string literal masked (operators such as GLOB or REGEXP, sub-selects and
+  // value lists put a value too many ways from the name for a walk to follow).
+  const namesSecret =
+    everyString &&
+    significant.some(
+      (t) =>
+        ((t.type === 'word' || t.type === 'quoted') &&
+          isSecretName(t.type === 'quoted' ? t.text.slice(1, -1) : t.text)) ||
+        (t.type === 'string' && isSecretName(literalContent(t.text))),
+    );
+  if (everyString && namesSecret) for (const t of significant) if (t.type === 'string') secret.add(t);
   significant.forEach((token, i) => {
     if (token.type !== 'string' && token.type !== 'quoted') return;
     if (nextToSecretName(significant, i, -1) || nextToSecretName(significant, i, 1)) secret.add(token);

@@ -29,6 +29,7 @@ export const SECRET_KEYS = [
   'pgsslpassword',
   'pgsslkey',
   'passwd',
+  'pwd',
 ] as const;
 
 const KEYS = SECRET_KEYS.join('|');
