@@ -13,7 +13,7 @@
  * (`src/databases/sqlite/table-access.ts`).
  */
 import { isAllowedFolded, parseTablePatterns, type TablePattern } from '../allowlist.js';
-import type { SqliteToken } from './lexer.js';
+import { closingParen, isPunct, isWord, type SqliteToken } from './lexer.js';
 
 /** A table name the statement reads: `schema` lower case or undefined when unqualified. */
 export interface SqliteTableUse {
@@ -44,14 +44,6 @@ const FROM_ENDERS = new Set([
 
 const DOUBT = 'refused: the tables this statement reads could not be checked against the allowed tables';
 
-function isPunct(token: SqliteToken | undefined, text: string): boolean {
-  return token?.kind === 'punct' && token.text === text;
-}
-
-function isWord(token: SqliteToken | undefined, word: string): boolean {
-  return token?.kind === 'word' && token.lower === word;
-}
-
 /** The name a token stands for in a table position (lower case), or undefined. */
 function nameAt(token: SqliteToken | undefined): string | undefined {
   if (!token) return undefined;
@@ -60,19 +52,6 @@ function nameAt(token: SqliteToken | undefined): string | undefined {
   // SQLite takes a string literal where it expects a table name (`FROM 'orders'`).
   if (token.kind === 'string') return token.text.slice(1, -1).replaceAll("''", "'").toLowerCase();
   return undefined;
-}
-
-/** The `)` matching `(` at `open`, before `end`; -1 when unbalanced. */
-function closing(tokens: readonly SqliteToken[], open: number, end: number): number {
-  let depth = 0;
-  for (let i = open; i < end; i += 1) {
-    if (isPunct(tokens[i], '(')) depth += 1;
-    else if (isPunct(tokens[i], ')')) {
-      depth -= 1;
-      if (depth === 0) return i;
-    }
-  }
-  return -1;
 }
 
 /**
@@ -105,7 +84,7 @@ export function sqliteTableUses(tokens: readonly SqliteToken[]): SqliteTableWalk
         names.push(name);
         i += 1;
         if (isPunct(tokens[i], '(')) {
-          const close = closing(tokens, i, end);
+          const close = closingParen(tokens, i, end);
           if (close === -1) return DOUBT;
           i = close + 1;
         }
@@ -114,7 +93,7 @@ export function sqliteTableUses(tokens: readonly SqliteToken[]): SqliteTableWalk
         if (isWord(tokens[i], 'not')) i += 1;
         if (isWord(tokens[i], 'materialized')) i += 1;
         if (!isPunct(tokens[i], '(')) return DOUBT;
-        const close = closing(tokens, i, end);
+        const close = closingParen(tokens, i, end);
         if (close === -1) return DOUBT;
         bodies.push([i + 1, close]);
         i = close + 1;
@@ -133,7 +112,7 @@ export function sqliteTableUses(tokens: readonly SqliteToken[]): SqliteTableWalk
     while (i < end) {
       const token = tokens[i]!;
       if (isPunct(token, '(')) {
-        const close = closing(tokens, i, end);
+        const close = closingParen(tokens, i, end);
         if (close === -1) return DOUBT;
         const first = tokens[i + 1];
         // In a table position: a subquery, or a parenthesised join list.
@@ -182,7 +161,7 @@ export function sqliteTableUses(tokens: readonly SqliteToken[]): SqliteTableWalk
         }
         if (isPunct(tokens[next], '(')) {
           // A table-valued function: its arguments are expressions of this statement.
-          const close = closing(tokens, next, end);
+          const close = closingParen(tokens, next, end);
           if (close === -1) return DOUBT;
           tableFunctions.push(schema ? `${schema}.${name}` : name);
           const refusal = level(next + 1, close, ctes, false);

@@ -13,7 +13,7 @@
  */
 import type { GuardOptions, GuardVerdict } from '../guard.js';
 import { checkSqliteAllowlist } from './allowlist.js';
-import { lexSqlite, type SqliteToken } from './lexer.js';
+import { closingParen, isPunct, isWord, lexSqlite, type SqliteToken } from './lexer.js';
 import {
   BUILTIN_FUNCTIONS,
   KEYWORDS_BEFORE_PAREN,
@@ -32,27 +32,6 @@ function nameOf(token: SqliteToken | undefined): string | undefined {
   if (token.kind === 'word') return token.lower;
   if (token.kind === 'quoted') return token.name.toLowerCase();
   return undefined;
-}
-
-function isPunct(token: SqliteToken | undefined, text: string): boolean {
-  return token?.kind === 'punct' && token.text === text;
-}
-
-function isWord(token: SqliteToken | undefined, word: string): boolean {
-  return token?.kind === 'word' && token.lower === word;
-}
-
-/** Index of the `)` matching the `(` at `open`, or -1. */
-function closingParen(tokens: readonly SqliteToken[], open: number): number {
-  let depth = 0;
-  for (let i = open; i < tokens.length; i += 1) {
-    if (isPunct(tokens[i], '(')) depth += 1;
-    else if (isPunct(tokens[i], ')')) {
-      depth -= 1;
-      if (depth === 0) return i;
-    }
-  }
-  return -1;
 }
 
 /**

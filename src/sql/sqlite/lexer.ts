@@ -18,6 +18,29 @@ export type SqliteToken =
   | { kind: 'string' | 'blob' | 'number'; text: string }
   | { kind: 'punct'; text: string };
 
+/** True when `token` is the punctuation `text`. */
+export function isPunct(token: SqliteToken | undefined, text: string): boolean {
+  return token?.kind === 'punct' && token.text === text;
+}
+
+/** True when `token` is the unquoted word `word` (lower case), in any case. */
+export function isWord(token: SqliteToken | undefined, word: string): boolean {
+  return token?.kind === 'word' && token.lower === word;
+}
+
+/** Index of the `)` matching the `(` at `open`, looking before `end` (default: all); -1 when unbalanced. */
+export function closingParen(tokens: readonly SqliteToken[], open: number, end = tokens.length): number {
+  let depth = 0;
+  for (let i = open; i < end; i += 1) {
+    if (isPunct(tokens[i], '(')) depth += 1;
+    else if (isPunct(tokens[i], ')')) {
+      depth -= 1;
+      if (depth === 0) return i;
+    }
+  }
+  return -1;
+}
+
 /** What {@link lexSqlite} made of a text. */
 export type SqliteLexResult =
   | { ok: true; sql: string; tokens: SqliteToken[] }
